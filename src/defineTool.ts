@@ -1,0 +1,138 @@
+import type { Observable } from 'rxjs';
+import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
+import { ConfigError } from './errors.js';
+import { isPositiveDuration } from './internal/validate.js';
+
+/**
+ * How a tool may overlap with others.
+ * - `'parallel'`: safe to run alongside other parallel calls (reads, lookups).
+ * - `'exclusive'`: a barrier; it starts after every earlier call finished and nothing starts until it
+ *   finished (writes, shell commands). The default, because only tools known to be safe should overlap.
+ */
+export type ToolMode = 'parallel' | 'exclusive';
+
+/**
+ * What a failed call does to its siblings.
+ * - `'cancel-rest'`: every unfinished call of the subscription is cancelled (running bodies see their
+ *   signal abort); each still gets a `cancelled` result.
+ * - `'continue'`: the others go on.
+ */
+export type OnError = 'cancel-rest' | 'continue';
+
+/**
+ * What a tool body sees besides its arguments.
+ *
+ * @example
+ * ```ts
+ * const fetchPage = defineTool({
+ *   name: 'fetch_page',
+ *   description: 'Fetch a URL',
+ *   input: z.object({ url: z.url() }),
+ *   mode: 'parallel',
+ *   execute: async ({ url }, ctx) => (await fetch(url, { signal: ctx.signal })).text(),
+ * });
+ * ```
+ */
+export interface ToolContext {
+  /** Aborts on timeout, cancel-rest, the run's signal, or unsubscribe. Pass it to everything you await. */
+  readonly signal: AbortSignal;
+  /** The call's id, as the model sent it. */
+  readonly callId: string;
+  /** The call's arrival index within the subscription. */
+  readonly index: number;
+  /**
+   * Cancel every other unfinished call of this subscription on purpose (they get `cancelled` results
+   * with reason `'cancel_requested'`). This call itself goes on.
+   */
+  cancelRest(): void;
+}
+
+/**
+ * What a body may return: a value, a promise of one, or a stream of items (an Observable or an
+ * AsyncIterable) that is collected into an array.
+ */
+export type ToolOutput<T> = T | PromiseLike<T> | Observable<T> | AsyncIterable<T>;
+
+/**
+ * The definition of a tool, as given to {@link defineTool}.
+ *
+ * @typeParam Input - the zod schema of the arguments (zod 4 classic or mini).
+ */
+export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unknown> {
+  /** The name the model calls it by: 1–128 characters of letters, digits, `_`, `-`, `.` or `:`. */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** The zod schema of the arguments. The body receives its parsed output. */
+  readonly input: Input;
+  /** @default 'exclusive' */
+  readonly mode?: ToolMode;
+  /** Abort the body and fail the call after this many milliseconds. @default the pipeline's `defaultTimeoutMs` */
+  readonly timeoutMs?: number;
+  /** Overrides the pipeline's `onError` for failures of this tool. @default the pipeline's `onError` */
+  readonly onError?: OnError;
+  /** The body. It should honour `ctx.signal`. */
+  readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
+}
+
+/** A validated, frozen tool, ready for a pipeline. Build one with {@link defineTool}. */
+export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
+  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError'>> {
+  readonly timeoutMs: number | undefined;
+  readonly onError: OnError | undefined;
+}
+
+/** A tool of any schema and output, as a pipeline holds them. */
+// The body's parameter is contravariant, so a list of differently typed tools needs `any` here.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = Tool<any, any>;
+
+const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * Define a tool: validates the definition eagerly and returns it frozen, with defaults filled in.
+ *
+ * @throws {ConfigError} when a field is missing or malformed; the message names it.
+ *
+ * @example
+ * ```ts
+ * import { z } from 'zod';
+ * import { defineTool } from 'toolstream';
+ *
+ * export const readFile = defineTool({
+ *   name: 'read_file',
+ *   description: 'Read a UTF-8 text file',
+ *   input: z.object({ path: z.string() }),
+ *   mode: 'parallel',
+ *   timeoutMs: 5_000,
+ *   execute: ({ path }, { signal }) => fs.readFile(path, { encoding: 'utf8', signal }),
+ * });
+ * ```
+ */
+export function defineTool<Input extends $ZodType, Output>(
+  definition: ToolDefinition<Input, Output>,
+): Tool<Input, Output> {
+  const fail = (option: string, expected: string, received: unknown): never => {
+    throw new ConfigError('defineTool', option, expected, received);
+  };
+  if (typeof definition !== 'object' || definition === null) fail('definition', 'an object', definition);
+  const { name, description, input, mode = 'exclusive', timeoutMs, onError, execute } = definition;
+  if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+    fail('name', '1-128 characters of letters, digits, "_", "-", "." or ":"', name);
+  }
+  if (typeof description !== 'string') fail('description', 'a string', description);
+  if (!isSchema(input)) fail('input', 'a zod 4 schema', input);
+  if (mode !== 'parallel' && mode !== 'exclusive') fail('mode', '"parallel" or "exclusive"', mode);
+  if (timeoutMs !== undefined && !isPositiveDuration(timeoutMs)) {
+    fail('timeoutMs', 'a positive number of milliseconds', timeoutMs);
+  }
+  if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') {
+    fail('onError', '"cancel-rest" or "continue"', onError);
+  }
+  if (typeof execute !== 'function') fail('execute', 'a function', execute);
+  return Object.freeze({ name, description, input, mode, timeoutMs, onError, execute });
+}
+
+function isSchema(value: unknown): value is $ZodType {
+  return typeof value === 'object' && value !== null && '_zod' in value;
+}

@@ -1,0 +1,235 @@
+import type { Subscriber } from 'rxjs';
+import type { OnError } from '../defineTool.js';
+import type { PipelineSettings } from '../options.js';
+import type { CancelReason } from '../toolError.js';
+import { describeError } from './describe.js';
+import type { Cancellation, CallRecord } from './callRecord.js';
+import { ExecutionContext } from './executionContext.js';
+import { Fifo } from './fifo.js';
+import { invokeBody, type BodySink } from './invokeBody.js';
+
+/**
+ * The state machine behind `executeCalls`, one per subscription: a bounded pool of running bodies,
+ * exclusive calls as barriers, cancellation, timeouts and teardown.
+ *
+ * 1. A record that arrives finished (intake error, denial) is emitted at once and holds no slot.
+ * 2. Other records queue in arrival order. `pump` starts the head while the rules allow: a parallel call
+ *    when no exclusive call runs and fewer than `concurrency` bodies run; an exclusive call when nothing
+ *    runs. The head blocks those behind it, so a barrier is never overtaken.
+ * 3. A body's value or failure decides the result and frees the slot. A failure (throw, rejection,
+ *    timeout) under `'cancel-rest'` cancels every unfinished call: queued ones and later arrivals get
+ *    `cancelled` results without starting; running ones get theirs at once and see their signal abort.
+ * 4. A timed-out or cancelled body keeps its slot until it settles, at most `abortGraceMs`, so a body
+ *    that honours its signal never overlaps its successor, and one that ignores it cannot stall the pool.
+ * 5. Completion waits for every received call's result; a source error is forwarded after them.
+ * 6. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
+ *    and listener. Reports from bodies after teardown are ignored.
+ *
+ * Nothing recurses per call: `pump` is re-entrant-safe (a nested call returns and the running loop picks
+ * up the work), and cancelling a backlog of any size is one loop, so synchronous bodies and 20k-call
+ * backlogs neither overflow the stack nor stall.
+ */
+export class CallPool implements BodySink {
+  /** Records waiting for a slot, in arrival order. */
+  private readonly queue = new Fifo<CallRecord>();
+  /** Records whose body holds a slot. */
+  private readonly running = new Set<CallRecord>();
+  /** An exclusive body holds the pool. */
+  private exclusiveRunning = false;
+  /** Received records whose result is not yet emitted. */
+  private outstanding = 0;
+  private sourceDone = false;
+  private sourceError: { readonly error: unknown } | undefined = undefined;
+  /** Set once the rest of the subscription is cancelled. */
+  private cancellation: Cancellation | undefined = undefined;
+  /** `pump` is on the stack. */
+  private pumping = false;
+  /** The output completed, errored or was unsubscribed. */
+  private closed = false;
+  private readonly onTimeout = (record: CallRecord | undefined) => this.timeout(record!);
+  private readonly onGraceOver = (record: CallRecord | undefined) => this.abandon(record!);
+  private readonly onAbort = () => this.cancelRest('aborted', undefined);
+
+  constructor(
+    private readonly settings: PipelineSettings,
+    private readonly destination: Subscriber<CallRecord>,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    if (signal?.aborted) this.onAbort();
+    else signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  next(record: CallRecord): void {
+    if (this.closed) return;
+    this.outstanding++;
+    if (record.status !== undefined) {
+      this.emit(record);
+    } else if (this.cancellation !== undefined) {
+      record.cancel(this.cancellation);
+      this.emit(record);
+    } else {
+      this.queue.push(record);
+      this.pump();
+    }
+  }
+
+  error(error: unknown): void {
+    this.sourceError = { error };
+    this.complete();
+  }
+
+  complete(): void {
+    this.sourceDone = true;
+    this.closeIfDone();
+  }
+
+  resolveBody(record: CallRecord, value: unknown, streamed: boolean): void {
+    if (record.bodyDone || this.closed) return;
+    this.release(record);
+    if (record.status === undefined) {
+      record.endedAt = performance.now();
+      record.succeed(value, streamed);
+      this.pump();
+      this.emit(record);
+    } else {
+      this.pump();
+    }
+  }
+
+  rejectBody(record: CallRecord, error: unknown, partial: readonly unknown[] | undefined): void {
+    if (record.bodyDone || this.closed) return;
+    this.release(record);
+    if (record.status === undefined) {
+      record.endedAt = performance.now();
+      record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error }, partial);
+      this.failed(record);
+    }
+    this.pump();
+  }
+
+  /**
+   * Cancel every unfinished call but `by`: queued ones get a `cancelled` result without starting, running
+   * ones get theirs now and see their signal abort, and later arrivals are cancelled on arrival.
+   */
+  cancelRest(reason: CancelReason, by: CallRecord | undefined): void {
+    if (this.cancellation !== undefined || this.closed) return;
+    const cancellation: Cancellation = { reason, by };
+    this.cancellation = cancellation;
+    const cancelled: CallRecord[] = [];
+    for (const record of this.running) {
+      if (record === by || record.status !== undefined) continue;
+      record.endedAt = performance.now();
+      record.cancel(cancellation);
+      cancelled.push(record);
+    }
+    // Abort after deciding their results: an abort listener may settle a body synchronously.
+    const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
+    for (const record of cancelled) {
+      if (record.abort(abortReason)) this.release(record);
+    }
+    for (let record = this.queue.shift(); record !== undefined; record = this.queue.shift()) {
+      record.cancel(cancellation);
+      cancelled.push(record);
+    }
+    for (const record of cancelled) this.emit(record);
+  }
+
+  /** Teardown: abort whatever still holds a slot, drop timers, listeners and the queue. */
+  close(): void {
+    this.closed = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    const reason = this.running.size > 0 ? new DOMException('the subscription ended', 'AbortError') : undefined;
+    for (const record of this.running) {
+      record.clearTimer();
+      record.abort(reason);
+      record.stopBody?.();
+    }
+    this.running.clear();
+    this.queue.clear();
+  }
+
+  private pump(): void {
+    if (this.pumping) return; // the loop below is on the stack and will see the new state
+    this.pumping = true;
+    try {
+      const { queue, running, settings } = this;
+      while (!this.closed && this.cancellation === undefined && queue.length > 0) {
+        const exclusive = queue.peek()!.tool!.mode === 'exclusive';
+        if (exclusive ? running.size > 0 : this.exclusiveRunning || running.size >= settings.concurrency) break;
+        this.start(queue.shift()!, exclusive);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private start(record: CallRecord, exclusive: boolean): void {
+    this.running.add(record);
+    record.exclusive = exclusive;
+    if (exclusive) this.exclusiveRunning = true;
+    record.started = true;
+    record.startedAt = performance.now();
+    const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs;
+    if (timeoutMs !== undefined) record.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
+    invokeBody(this, record, new ExecutionContext(this, record));
+  }
+
+  private timeout(record: CallRecord): void {
+    record.timer = undefined;
+    if (record.status !== undefined || this.closed) return;
+    const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs!;
+    record.endedAt = performance.now();
+    record.fail('error', {
+      code: 'timeout',
+      message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`,
+      timeoutMs,
+    });
+    const finished = record.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
+    if (finished) this.release(record);
+    else this.holdForGrace(record);
+    this.failed(record);
+    this.pump();
+  }
+
+  /** Keep an aborted body's slot until it settles, at most `abortGraceMs`. */
+  private holdForGrace(record: CallRecord): void {
+    const grace = this.settings.abortGraceMs;
+    if (grace === 0) this.release(record);
+    else if (grace !== Infinity) record.timer = this.settings.scheduler.schedule(this.onGraceOver, grace, record);
+  }
+
+  private abandon(record: CallRecord): void {
+    record.timer = undefined;
+    if (record.bodyDone || this.closed) return;
+    this.release(record);
+    this.pump();
+  }
+
+  /** A failed call: cancel the rest if its policy says so, then emit it. */
+  private failed(record: CallRecord): void {
+    const onError: OnError = record.tool!.onError ?? this.settings.onError;
+    if (onError === 'cancel-rest') this.cancelRest('sibling_failed', record);
+    this.emit(record);
+  }
+
+  private release(record: CallRecord): void {
+    record.bodyDone = true;
+    record.clearTimer();
+    this.running.delete(record);
+    if (record.exclusive) this.exclusiveRunning = false;
+  }
+
+  private emit(record: CallRecord): void {
+    if (this.closed) return;
+    this.outstanding--;
+    this.destination.next(record);
+    this.closeIfDone();
+  }
+
+  private closeIfDone(): void {
+    if (this.closed || !this.sourceDone || this.outstanding > 0) return;
+    this.closed = true;
+    if (this.sourceError) this.destination.error(this.sourceError.error);
+    else this.destination.complete();
+  }
+}

@@ -1,0 +1,120 @@
+import type { Subscription } from 'rxjs';
+import type { AnyTool } from '../defineTool.js';
+import type { CancelReason, ToolError } from '../toolError.js';
+import type { ResultStatus } from '../toolResult.js';
+
+/** Why and by whom the rest of a subscription was cancelled. */
+export interface Cancellation {
+  readonly reason: CancelReason;
+  /** The call that failed or asked; undefined when the run's signal aborted. */
+  readonly by: CallRecord | undefined;
+}
+
+/**
+ * The mutable state of one call as it moves through the stages. Internal: the result stage turns it
+ * into a frozen `ToolResult`. Every field is initialised in the constructor so all records share one
+ * hidden class.
+ */
+export class CallRecord {
+  /** The tool, once intake found it. */
+  tool: AnyTool | undefined = undefined;
+  /** The effective arguments: raw, then parsed JSON, then the schema's output. */
+  args: unknown;
+  /** Set once, when the outcome is decided; a record with a status is finished. */
+  status: ResultStatus | undefined = undefined;
+  value: unknown = undefined;
+  /** The value is the array of items of an Observable or AsyncIterable body. */
+  streamed = false;
+  error: ToolError | undefined = undefined;
+  /** Items a streamed body produced before it failed. */
+  partial: readonly unknown[] | undefined = undefined;
+  /** The body was invoked. */
+  started = false;
+  admittedAt = 0;
+  startedAt = 0;
+  endedAt = 0;
+
+  // While the body holds a pool slot:
+  /** The body runs alone. */
+  exclusive = false;
+  /** The body settled or was abandoned; its slot is free. */
+  bodyDone = false;
+  /** The pending timeout, then the pending grace period. */
+  timer: Subscription | undefined = undefined;
+  /** Stops a streamed body; returns true when the body is thereby finished (an unsubscribed Observable). */
+  stopBody: (() => boolean) | undefined = undefined;
+  /** Created on first read of `ctx.signal`: most bodies never look. */
+  private controller: AbortController | undefined = undefined;
+  /** The abort reason, once aborted. */
+  private abortReason: unknown = undefined;
+  private aborted = false;
+
+  constructor(
+    readonly index: number,
+    readonly id: string,
+    readonly name: string,
+    readonly rawArgs: unknown,
+    readonly receivedAt: number,
+  ) {
+    this.args = rawArgs;
+  }
+
+  succeed(value: unknown, streamed: boolean): void {
+    this.status = 'ok';
+    this.value = value;
+    this.streamed = streamed;
+  }
+
+  fail(status: Exclude<ResultStatus, 'ok'>, error: ToolError, partial?: readonly unknown[]): void {
+    this.status = status;
+    this.error = error;
+    this.partial = partial;
+  }
+
+  cancel(cancellation: Cancellation): void {
+    const { reason, by } = cancellation;
+    const cause =
+      reason === 'aborted'
+        ? 'the run was aborted'
+        : reason === 'sibling_failed'
+          ? `call "${by?.id}" (${by?.name}) failed`
+          : `call "${by?.id}" (${by?.name}) cancelled the remaining calls`;
+    const message = this.started
+      ? `Cancelled while running: ${cause}.`
+      : `Not run: ${cause}. The call itself was not at fault; retry it if it is still needed.`;
+    this.fail('cancelled', {
+      code: 'cancelled',
+      message,
+      reason,
+      ...(by ? { byCallId: by.id } : {}),
+      started: this.started,
+    });
+  }
+
+  get isAborted(): boolean {
+    return this.aborted;
+  }
+
+  /** The body's signal, created lazily; already aborted if the call was aborted before the first read. */
+  signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Aborts the body's signal (once) and stops a streamed body. Returns true when the body is finished. */
+  abort(reason: unknown): boolean {
+    if (this.aborted) return false;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+    return this.stopBody?.() ?? false;
+  }
+
+  clearTimer(): void {
+    this.timer?.unsubscribe();
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,31 @@
+/** A short, safe description of any value for error messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+    case 'undefined':
+      return String(value);
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    default:
+      return 'an object';
+  }
+}
+
+/** The message of anything thrown, never throwing itself. */
+export function describeError(error: unknown): string {
+  try {
+    if (error instanceof Error) return error.message || error.name;
+    if (typeof error === 'string') return error;
+    return describeValue(error);
+  } catch {
+    return 'an unprintable error';
+  }
+}

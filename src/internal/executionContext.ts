@@ -1,0 +1,38 @@
+import type { ToolContext } from '../defineTool.js';
+import type { CallRecord } from './callRecord.js';
+
+/** What the context needs from the pool. */
+export interface CancelRestTarget {
+  cancelRest(reason: 'cancel_requested', by: CallRecord): void;
+}
+
+/**
+ * The `ctx` a body receives. Its state is private (`#`), so a body cannot reach the pool or the record
+ * through it.
+ */
+export class ExecutionContext implements ToolContext {
+  readonly #pool: CancelRestTarget;
+  readonly #record: CallRecord;
+
+  constructor(pool: CancelRestTarget, record: CallRecord) {
+    this.#pool = pool;
+    this.#record = record;
+  }
+
+  get signal(): AbortSignal {
+    return this.#record.signal();
+  }
+
+  get callId(): string {
+    return this.#record.id;
+  }
+
+  get index(): number {
+    return this.#record.index;
+  }
+
+  cancelRest(): void {
+    // After the body settled the call is over: it no longer speaks for the batch.
+    if (!this.#record.bodyDone) this.#pool.cancelRest('cancel_requested', this.#record);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * A first-in first-out queue with O(1) `push` and `shift`.
+ *
+ * `Array.prototype.shift` moves every element, which turns a drained backlog of n items into O(n²)
+ * work (this is what makes `mergeMap`'s buffer quadratic on a large synchronous source). Here the head
+ * is an index; the consumed prefix is dropped in one splice once it is at least half the array.
+ */
+export class Fifo<T> {
+  /** Items, of which those before `head` are consumed. */
+  private items: (T | undefined)[] = [];
+  /** Index of the next item to shift. */
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  peek(): T | undefined {
+    return this.items[this.head];
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined; // let it be collected
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items.splice(0, this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+}

@@ -1,0 +1,90 @@
+import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
+import type { ToolContext } from '../defineTool.js';
+import type { CallRecord } from './callRecord.js';
+
+/** Where a body's outcome goes. */
+export interface BodySink {
+  resolveBody(record: CallRecord, value: unknown, streamed: boolean): void;
+  rejectBody(record: CallRecord, error: unknown, partial: readonly unknown[] | undefined): void;
+}
+
+/**
+ * Runs a tool body and reports its outcome to `sink` exactly once (later reports are the sink's to
+ * ignore). The body may return a value, a thenable, an Observable (or interop observable) or an
+ * AsyncIterable; a synchronous throw, a rejection and a stream error are all failures. Streamed items
+ * are collected into an array.
+ */
+export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext): void {
+  let output: unknown;
+  try {
+    output = record.tool!.execute(record.args, ctx);
+    if ((typeof output === 'object' && output !== null) || typeof output === 'function') {
+      const then: unknown = (output as PromiseLike<unknown>).then;
+      if (typeof then === 'function') {
+        (then as PromiseLike<unknown>['then']).call(
+          output,
+          (value) => sink.resolveBody(record, value, false),
+          (error: unknown) => sink.rejectBody(record, error, undefined),
+        );
+        return;
+      }
+      if (isObservable(output) || typeof (output as Record<symbol, unknown>)[observableSymbol as symbol] === 'function') {
+        collectObservable(sink, record, output as ObservableInput<unknown>);
+        return;
+      }
+      if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
+        void collectAsyncIterable(sink, record, output as AsyncIterable<unknown>);
+        return;
+      }
+    }
+  } catch (error) {
+    sink.rejectBody(record, error, undefined);
+    return;
+  }
+  sink.resolveBody(record, output, false);
+}
+
+function collectObservable(sink: BodySink, record: CallRecord, output: ObservableInput<unknown>): void {
+  const items: unknown[] = [];
+  let done = false;
+  const subscription = from(output).subscribe({
+    next: (item) => void items.push(item),
+    error: (error: unknown) => {
+      done = true;
+      sink.rejectBody(record, error, items);
+    },
+    complete: () => {
+      done = true;
+      sink.resolveBody(record, items, true);
+    },
+  });
+  if (!done) {
+    record.stopBody = () => {
+      subscription.unsubscribe();
+      return true;
+    };
+  }
+}
+
+async function collectAsyncIterable(sink: BodySink, record: CallRecord, output: AsyncIterable<unknown>): Promise<void> {
+  const items: unknown[] = [];
+  try {
+    const iterator = output[Symbol.asyncIterator]();
+    record.stopBody = () => {
+      // return() may reject or never settle; the loop below notices the abort on its own.
+      Promise.resolve()
+        .then(() => iterator.return?.())
+        .catch(() => undefined);
+      return false;
+    };
+    for (;;) {
+      const step = await iterator.next();
+      if (step.done || record.isAborted) break;
+      items.push(step.value);
+    }
+  } catch (error) {
+    sink.rejectBody(record, error, items);
+    return;
+  }
+  sink.resolveBody(record, items, true);
+}

@@ -1,0 +1,136 @@
+import { defer, map, type OperatorFunction } from 'rxjs';
+import { safeParse } from 'zod/v4/core';
+import type { AnyTool } from '../defineTool.js';
+import type { PipelineSettings } from '../options.js';
+import type { ArgsIssue } from '../toolError.js';
+import { CallRecord } from '../internal/callRecord.js';
+import { describeError, describeValue } from '../internal/describe.js';
+import { formatIssues } from '../internal/formatIssues.js';
+
+/** How many tool names an `unknown_tool` message lists before it summarises. */
+const LISTED_TOOLS = 30;
+
+/**
+ * The intake stage: numbers each call in arrival order and admits it, or decides its error result.
+ *
+ * 1. Anything that is not a `{ id: string, name: string }` object → `invalid_call`.
+ * 2. An id already seen in this subscription → `duplicate_id` (results are matched back by id).
+ * 3. A name no tool has → `unknown_tool`, listing the available names.
+ * 4. `args` as a string is parsed as JSON (blank means `{}`, as providers send for no arguments);
+ *    invalid JSON → `invalid_json`.
+ * 5. The tool's zod schema validates the arguments; failure → `invalid_args` with every issue's path,
+ *    and the body receives the schema's output (defaults and transforms applied).
+ * A record that fails is finished: no later stage runs its tool. Nothing a model sends makes this
+ * stage throw. The counter and the seen ids live per subscription.
+ *
+ * @example
+ * ```ts
+ * calls$.pipe(intake(settings)).subscribe((record) => record.status); // undefined when admitted
+ * ```
+ */
+export function intake(settings: PipelineSettings): OperatorFunction<unknown, CallRecord> {
+  const available = [...settings.tools.keys()];
+  return (source) =>
+    defer(() => {
+      let index = 0;
+      const seenIds = new Set<string>();
+      return source.pipe(map((call) => admit(call, index++, seenIds, settings.tools, available)));
+    });
+}
+
+function admit(
+  call: unknown,
+  index: number,
+  seenIds: Set<string>,
+  tools: ReadonlyMap<string, AnyTool>,
+  available: readonly string[],
+): CallRecord {
+  const receivedAt = performance.now();
+  const shaped = typeof call === 'object' && call !== null;
+  const { id, name, args } = shaped ? readCall(call) : { id: undefined, name: undefined, args: undefined };
+  const record = new CallRecord(
+    index,
+    typeof id === 'string' ? id : `invalid_call_${index}`,
+    typeof name === 'string' ? name : '',
+    args,
+    receivedAt,
+  );
+  if (typeof id !== 'string' || id === '' || typeof name !== 'string') {
+    return reject(record, {
+      code: 'invalid_call',
+      message: `Malformed tool call: expected an object with a non-empty string "id" and a string "name"; received ${describeValue(call)}.`,
+    });
+  }
+  if (seenIds.has(id)) {
+    return reject(record, { code: 'duplicate_id', message: `Duplicate tool call id "${id}": each call needs its own id.` });
+  }
+  seenIds.add(id);
+
+  const tool = tools.get(name);
+  if (tool === undefined) {
+    const listed = available.slice(0, LISTED_TOOLS).join(', ');
+    const more = available.length > LISTED_TOOLS ? ` and ${available.length - LISTED_TOOLS} more` : '';
+    return reject(record, {
+      code: 'unknown_tool',
+      message: `Unknown tool "${name}". Available tools: ${listed || '(none)'}${more}.`,
+      available,
+    });
+  }
+  record.tool = tool;
+
+  let parsed = args;
+  if (typeof args === 'string') {
+    if (args.trim() === '') {
+      parsed = {};
+    } else {
+      try {
+        parsed = JSON.parse(args);
+      } catch (error) {
+        return reject(record, {
+          code: 'invalid_json',
+          message: `The arguments for tool "${name}" are not valid JSON (${describeError(error)}). Send a JSON object.`,
+        });
+      }
+    }
+  }
+  record.args = parsed;
+
+  let outcome: ReturnType<typeof safeParse>;
+  try {
+    outcome = safeParse(tool.input, parsed);
+  } catch (error) {
+    // An async refinement or a throwing one: the tool's definition is at fault, not the model.
+    return reject(record, {
+      code: 'tool_error',
+      message: `The input schema of tool "${name}" failed: ${describeError(error)}`,
+      cause: error,
+    });
+  }
+  if (!outcome.success) {
+    const issues: ArgsIssue[] = outcome.error.issues.map(({ path, code, message }) => ({ path, code, message }));
+    return reject(record, {
+      code: 'invalid_args',
+      message: `Invalid arguments for tool "${name}":\n${formatIssues(issues)}`,
+      issues,
+    });
+  }
+  record.args = outcome.data;
+  record.admittedAt = performance.now();
+  return record;
+}
+
+/** Reads the three fields once each: a hostile getter or Proxy becomes an `invalid_call`, not a crash. */
+function readCall(call: object): { id: unknown; name: unknown; args: unknown } {
+  try {
+    const { id, name, args } = call as Record<string, unknown>;
+    return { id, name, args };
+  } catch {
+    return { id: undefined, name: undefined, args: undefined };
+  }
+}
+
+function reject(record: CallRecord, error: Parameters<CallRecord['fail']>[1]): CallRecord {
+  record.fail('error', error);
+  record.admittedAt = performance.now();
+  return record;
+}

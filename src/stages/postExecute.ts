@@ -1,0 +1,17 @@
+import { identity, type MonoTypeOperatorFunction } from 'rxjs';
+import type { PipelineSettings } from '../options.js';
+import type { CallRecord } from '../internal/callRecord.js';
+
+/**
+ * The post-execute stage: its place in the pipeline, where the post-execute waterfall and output retention will run.
+ * With no policy configured (the only configuration so far) every record passes through untouched and
+ * the stage costs nothing: it returns the source itself.
+ *
+ * @example
+ * ```ts
+ * records$.pipe(postExecute(settings)); // === records$ while no policy is configured
+ * ```
+ */
+export function postExecute(_settings: PipelineSettings): MonoTypeOperatorFunction<CallRecord> {
+  return identity;
+}

@@ -1,0 +1,20 @@
+/**
+ * One tool call as a model emits it.
+ *
+ * `args` is what the model produced: a JSON string (as OpenAI and most stream parsers hand it over) or
+ * an already parsed value (as Anthropic's SDK does). The intake stage parses and validates it; nothing
+ * here is trusted.
+ *
+ * @example
+ * ```ts
+ * const call: ToolCall = { id: 'toolu_01', name: 'read_file', args: '{"path":"README.md"}' };
+ * ```
+ */
+export interface ToolCall {
+  /** The provider's id for the call; the result carries it back (`tool_use_id`, `tool_call_id`). */
+  readonly id: string;
+  /** The name of the tool the model asked for. */
+  readonly name: string;
+  /** The arguments: a JSON string or a parsed value. */
+  readonly args: unknown;
+}

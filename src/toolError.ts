@@ -1,0 +1,125 @@
+/**
+ * Why a call did not produce an `ok` result: a discriminated union on `code`.
+ *
+ * Every variant carries a `message` written for the model (so it can correct itself) and typed fields
+ * for programs. Intake codes mean the tool never ran; execution codes mean it ran (or was about to).
+ *
+ * | code             | status      | when                                                         |
+ * |------------------|-------------|--------------------------------------------------------------|
+ * | `invalid_call`   | `error`     | the call is not a `{ id, name, args }` object                 |
+ * | `duplicate_id`   | `error`     | an earlier call of the same subscription had this id          |
+ * | `unknown_tool`   | `error`     | no tool of that name is configured                            |
+ * | `invalid_json`   | `error`     | `args` is a string that is not JSON                           |
+ * | `invalid_args`   | `error`     | the arguments fail the tool's schema (`issues` has the paths) |
+ * | `tool_error`     | `error`     | the body threw, rejected, or its stream errored               |
+ * | `timeout`        | `error`     | the body ran past its `timeoutMs`                             |
+ * | `invalid_output` | `error`     | the body's value cannot be rendered as text (e.g. a BigInt)   |
+ * | `cancelled`      | `cancelled` | cancel-rest, `ctx.cancelRest()`, or the run's signal aborted  |
+ *
+ * @example
+ * ```ts
+ * function explain(error: ToolError): string {
+ *   switch (error.code) {
+ *     case 'invalid_args': return error.issues.map((i) => i.path.join('.')).join(', ');
+ *     case 'timeout': return `gave up after ${error.timeoutMs} ms`;
+ *     default: return error.message;
+ *   }
+ * }
+ * ```
+ */
+export type ToolError =
+  | InvalidCallError
+  | DuplicateIdError
+  | UnknownToolError
+  | InvalidJsonError
+  | InvalidArgsError
+  | ToolBodyError
+  | TimeoutError
+  | InvalidOutputError
+  | CancelledError;
+
+/** The `code` of every {@link ToolError}. */
+export type ToolErrorCode = ToolError['code'];
+
+/** The call is not a `{ id: string, name: string, args }` object. */
+export interface InvalidCallError {
+  readonly code: 'invalid_call';
+  readonly message: string;
+}
+
+/** The id was already used by an earlier call of the same subscription. */
+export interface DuplicateIdError {
+  readonly code: 'duplicate_id';
+  readonly message: string;
+}
+
+/** No configured tool has this name. */
+export interface UnknownToolError {
+  readonly code: 'unknown_tool';
+  readonly message: string;
+  /** The names the model may use instead. */
+  readonly available: readonly string[];
+}
+
+/** `args` was a string and not valid JSON. */
+export interface InvalidJsonError {
+  readonly code: 'invalid_json';
+  readonly message: string;
+}
+
+/** One problem the tool's schema found, with the path into the arguments. */
+export interface ArgsIssue {
+  /** Path into the arguments, e.g. `['files', 2, 'path']`; empty for the arguments as a whole. */
+  readonly path: readonly PropertyKey[];
+  /** The schema library's issue code, e.g. `invalid_type`. */
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The arguments failed the tool's input schema. */
+export interface InvalidArgsError {
+  readonly code: 'invalid_args';
+  readonly message: string;
+  readonly issues: readonly ArgsIssue[];
+}
+
+/** The tool body threw, rejected, or its output stream errored. */
+export interface ToolBodyError {
+  readonly code: 'tool_error';
+  readonly message: string;
+  /** What the body threw, as thrown. */
+  readonly cause: unknown;
+}
+
+/** The tool body ran past its time limit; its signal was aborted with a `TimeoutError`. */
+export interface TimeoutError {
+  readonly code: 'timeout';
+  readonly message: string;
+  readonly timeoutMs: number;
+}
+
+/** The body succeeded but its value cannot be rendered as text for the model. */
+export interface InvalidOutputError {
+  readonly code: 'invalid_output';
+  readonly message: string;
+}
+
+/** Why a call was cancelled. */
+export type CancelReason =
+  /** Another call of the subscription failed and `onError` is `'cancel-rest'`. */
+  | 'sibling_failed'
+  /** A tool body called `ctx.cancelRest()`. */
+  | 'cancel_requested'
+  /** The `signal` given to `run()` / `operator()` aborted. */
+  | 'aborted';
+
+/** The call was cancelled before it finished; `started` says whether its body had begun. */
+export interface CancelledError {
+  readonly code: 'cancelled';
+  readonly message: string;
+  readonly reason: CancelReason;
+  /** The call whose failure or `cancelRest()` caused this; absent for `'aborted'`. */
+  readonly byCallId?: string;
+  /** Whether the body had started (it then saw its signal abort). */
+  readonly started: boolean;
+}

@@ -1,0 +1,87 @@
+import type { ToolError } from './toolError.js';
+
+/** How a call ended. `denied` is reserved for policy decisions. */
+export type ResultStatus = 'ok' | 'error' | 'denied' | 'cancelled';
+
+/**
+ * When things happened to a call, in milliseconds on the `performance.now()` clock, and how long each
+ * stage took. Stages a call never reached have a duration of `0`.
+ *
+ * @example
+ * ```ts
+ * const { durations } = result.timing;
+ * console.log(`waited ${durations.queue} ms, ran ${durations.execute} ms`);
+ * ```
+ */
+export interface ToolTiming {
+  /** The call entered the pipeline. */
+  readonly receivedAt: number;
+  /** The body started; absent when it never did. */
+  readonly startedAt: number | undefined;
+  /** The body's outcome was decided (value, error, timeout or cancellation); absent when it never started. */
+  readonly endedAt: number | undefined;
+  /** The result was built. */
+  readonly finishedAt: number;
+  readonly durations: {
+    /** Parsing and validation. */
+    readonly intake: number;
+    /** Waiting for a slot in the pool (behind barriers and the concurrency limit). */
+    readonly queue: number;
+    /** The body, from start to outcome. */
+    readonly execute: number;
+    /** From received to result built. */
+    readonly total: number;
+  };
+}
+
+interface ResultBase {
+  /** The call's id, as the model sent it. */
+  readonly id: string;
+  /** The tool name, as the model sent it. */
+  readonly name: string;
+  /** Arrival order within the subscription, from 0. Results are emitted in this order. */
+  readonly index: number;
+  /** The model-facing text: the rendered value, or the error message. */
+  readonly content: string;
+  /** The effective arguments: parsed and validated when intake got that far, else as received. */
+  readonly args: unknown;
+  /** Whether the tool body started. */
+  readonly started: boolean;
+  readonly timing: ToolTiming;
+}
+
+/**
+ * The body produced a value. For a streamed output (Observable or AsyncIterable) `value` is the array
+ * of items and `streamed` is `true`.
+ */
+export interface ToolResultOk extends ResultBase {
+  readonly status: 'ok';
+  readonly value: unknown;
+  readonly streamed: boolean;
+  readonly error?: undefined;
+}
+
+/** The call produced no value; `error.code` says why. */
+export interface ToolResultFailed extends ResultBase {
+  readonly status: 'error' | 'denied' | 'cancelled';
+  readonly error: ToolError;
+  readonly value?: undefined;
+  /**
+   * A streamed output that failed midway: the items that arrived before the failure. Their rendering
+   * leads `content`, so the model sees what it got.
+   */
+  readonly partial?: readonly unknown[];
+}
+
+/**
+ * What the pipeline emits for every call, frozen. Narrow on `status` to reach `value` or `error`.
+ *
+ * @example
+ * ```ts
+ * for (const result of await pipeline.run(calls)) {
+ *   if (result.status === 'ok') use(result.value);
+ *   else console.warn(result.id, result.error.code, result.error.message);
+ * }
+ * ```
+ */
+export type ToolResult = ToolResultOk | ToolResultFailed;
