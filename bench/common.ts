@@ -1,0 +1,27 @@
+/** Helpers shared by the benches: the header every run prints, and small statistics. */
+import { cpus } from 'node:os';
+import { relative } from 'node:path';
+
+/** Prints what produced the figures: the command, Node version and CPU. */
+export function printHeader(title: string): void {
+  const script = relative(process.cwd(), process.argv[1] ?? '');
+  const command = [process.argv0, ...process.execArgv, script].join(' ');
+  const viaNpm = process.env['npm_lifecycle_event'] ? ` (via npm run ${process.env['npm_lifecycle_event']})` : '';
+  const cpu = cpus();
+  console.log(`\n# ${title}`);
+  console.log(`command: ${command}${viaNpm}`);
+  console.log(`node ${process.version}, ${process.platform}/${process.arch}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}`);
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Collects garbage if node runs with --expose-gc, so one round's garbage is not billed to the next. */
+export function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+export const fmt = (value: number, digits = 1): string => value.toFixed(digits);

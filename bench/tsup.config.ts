@@ -1,0 +1,23 @@
+import { defineConfig } from 'tsup';
+
+/**
+ * Builds the benches to `.bench/` (gitignored) with plain esbuild output, bundling the library straight
+ * from ../src so no separate `npm run build` is needed. zod and rxjs stay external (resolved from
+ * node_modules, as a consumer would). `keepNames` stays off on purpose: esbuild's keepNames wraps every
+ * named closure in a `__name(...)` call, which adds work to the per-call closures of both the pipeline
+ * and the baseline and distorts the figures (this is also why the benches do not run under tsx).
+ */
+export default defineConfig({
+  entry: ['bench/overhead.ts', 'bench/schedule.ts'],
+  format: ['esm'],
+  outDir: '.bench',
+  platform: 'node',
+  target: 'node20',
+  dts: false,
+  sourcemap: false,
+  minify: false,
+  keepNames: false,
+  splitting: false, // each bench is one self-contained file
+  treeshake: false, // esbuild's own tree shaking; no rollup pass over the output
+  clean: true,
+});

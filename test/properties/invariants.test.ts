@@ -1,0 +1,125 @@
+import fc from 'fast-check';
+import { Subject } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { createPipeline, type ToolCall, type ToolResult } from '../../src/index.js';
+import { BodyMonitor, callSpecs, monitoredTools, schedulerTimers } from '../support/monitor.js';
+
+const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
+
+type Spec = (typeof callSpecs extends fc.Arbitrary<infer T> ? T : never)[number];
+
+/** Feeds the calls through a Subject, each arrival a scheduler task unless it is part of a burst. */
+async function feed(s: fc.Scheduler, specs: readonly Spec[], calls: Subject<ToolCall>): Promise<void> {
+  for (const [i, spec] of specs.entries()) {
+    if (!spec.burst) await s.schedule(Promise.resolve(), `arrival ${i}`);
+    const args = { key: `k${i}`, steps: spec.steps, outcome: spec.outcome };
+    calls.next({ id: `c${i}`, name: spec.name, args: spec.argsAsJson ? JSON.stringify(args) : args });
+  }
+  await s.schedule(Promise.resolve(), 'source completes');
+  calls.complete();
+}
+
+describe('invariants (DESIGN.md) under random latencies, failures, modes and arrival times', () => {
+  it('1, 2, 3, 6: one result per call in input order; ≤ concurrency bodies; exclusive alone; cancel-rest starts nothing and aborts what runs', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        callSpecs,
+        fc.integer({ min: 1, max: 4 }),
+        fc.constantFrom('cancel-rest' as const, 'continue' as const),
+        async (s, specs, concurrency, onError) => {
+          const monitor = new BodyMonitor();
+          const timers = schedulerTimers(s);
+          const pipeline = createPipeline({
+            tools: monitoredTools(s, monitor),
+            concurrency,
+            onError,
+            abortGraceMs: Infinity, // slots are freed only by bodies settling: the invariants hold exactly
+            scheduler: timers,
+          });
+          const calls = new Subject<ToolCall>();
+          const results: ToolResult[] = [];
+          const done = new Promise<void>((resolve, reject) =>
+            calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }),
+          );
+          void feed(s, specs, calls);
+          await s.waitFor(done);
+          await s.waitAll();
+
+          // 1: exactly one result per call, in input order
+          expect(results.map((r) => r.id)).toEqual(specs.map((_, i) => `c${i}`));
+          expect(results.map((r) => r.index)).toEqual(specs.map((_, i) => i));
+          // 2 and 3
+          expect(monitor.violations).toEqual([]);
+          expect(monitor.maxRunning).toBeLessThanOrEqual(concurrency);
+          // no timer left behind
+          expect(timers.active()).toBe(0);
+
+          const failures = results.filter((r) => r.error?.code === 'tool_error' || r.error?.code === 'timeout');
+          for (const [i, result] of results.entries()) {
+            const key = `k${i}`;
+            expect(result.started).toBe(monitor.started.has(key));
+            if (result.status === 'cancelled') {
+              expect(onError).toBe('cancel-rest');
+              // 6: a cancelled call either never started, or saw its signal abort
+              if (result.started) expect(monitor.signals.get(key)?.aborted).toBe(true);
+            }
+            if (result.error?.code === 'timeout') expect(monitor.signals.get(key)?.aborted).toBe(true);
+          }
+          if (onError === 'cancel-rest' && failures.length > 0) {
+            // 6: the first failure decided ends the batch: nothing starts after it, nothing else ends ok after it
+            const first = failures.reduce((a, b) => (a.timing.endedAt! <= b.timing.endedAt! ? a : b));
+            for (const result of results) {
+              if (result === first || result.status === 'cancelled') continue;
+              if (result.started) expect(result.timing.startedAt!).toBeLessThanOrEqual(first.timing.endedAt!);
+              if (result.status === 'ok') expect(result.timing.endedAt!).toBeLessThanOrEqual(first.timing.endedAt!);
+            }
+            expect(results.filter((r) => r.status === 'cancelled').every((r) => r.error?.code === 'cancelled')).toBe(true);
+          }
+          if (onError === 'continue') {
+            for (const [i, spec] of specs.entries()) {
+              const status = results[i]!.status;
+              if (spec.outcome === 'throw' || spec.outcome === 'syncThrow') expect(status).toBe('error');
+              else if (spec.name !== 'slow') expect(status).toBe('ok');
+            }
+          }
+        },
+      ),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('6: after unsubscribe no body starts, every running body sees its signal abort, and no timer is left', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        callSpecs,
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat({ max: 30 }),
+        async (s, specs, concurrency, ticksBeforeUnsubscribe) => {
+          const monitor = new BodyMonitor();
+          const timers = schedulerTimers(s);
+          const pipeline = createPipeline({ tools: monitoredTools(s, monitor), concurrency, scheduler: timers });
+          const calls = new Subject<ToolCall>();
+          const results: ToolResult[] = [];
+          const subscription = calls.pipe(pipeline.operator()).subscribe((r) => results.push(r));
+          void feed(s, specs, calls);
+          for (let i = 0; i < ticksBeforeUnsubscribe && s.count() > 0; i++) await s.waitOne();
+
+          const runningAtUnsubscribe = [...monitor.running];
+          subscription.unsubscribe();
+          monitor.closed = true;
+          for (const key of runningAtUnsubscribe) expect(monitor.signals.get(key)?.aborted).toBe(true);
+          expect(timers.active()).toBe(0);
+          const count = results.length;
+
+          await s.waitAll();
+          expect(monitor.violations).toEqual([]);
+          expect(results.length).toBe(count); // nothing is emitted after unsubscribe
+          expect(calls.observed).toBe(false); // the source was released
+        },
+      ),
+      { numRuns: NUM_RUNS },
+    );
+  });
+});

@@ -1,0 +1,126 @@
+import fc from 'fast-check';
+import { Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
+import { z } from 'zod';
+import { defineTool, type AnyTool, type ToolContext } from '../../src/index.js';
+
+/** Watches tool bodies: who runs, overlaps, starts, and which signals aborted. */
+export class BodyMonitor {
+  readonly running = new Set<string>();
+  readonly started = new Set<string>();
+  readonly signals = new Map<string, AbortSignal>();
+  readonly violations: string[] = [];
+  maxRunning = 0;
+  exclusiveRunning = false;
+  /** Set when the test unsubscribed: no body may start after it. */
+  closed = false;
+
+  enter(key: string, exclusive: boolean, ctx: ToolContext): void {
+    if (this.closed) this.violations.push(`${key} started after unsubscribe`);
+    if (this.exclusiveRunning) this.violations.push(`${key} started while an exclusive call ran`);
+    if (exclusive && this.running.size > 0) this.violations.push(`exclusive ${key} started beside ${[...this.running]}`);
+    this.running.add(key);
+    this.started.add(key);
+    this.signals.set(key, ctx.signal);
+    if (exclusive) this.exclusiveRunning = true;
+    this.maxRunning = Math.max(this.maxRunning, this.running.size);
+  }
+
+  exit(key: string, exclusive: boolean): void {
+    this.running.delete(key);
+    if (exclusive) this.exclusiveRunning = false;
+  }
+}
+
+/** A timer scheduler whose timers fire when fast-check's scheduler says so; counts live timers. */
+export function schedulerTimers(s: fc.Scheduler): SchedulerLike & { readonly active: () => number } {
+  let active = 0;
+  return {
+    now: () => 0,
+    active: () => active,
+    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
+      let live = true;
+      active++;
+      const subscription = new Subscription(() => {
+        if (live) active--;
+        live = false;
+      });
+      void s.schedule(Promise.resolve(), `timer ${delay}ms`).then(() => {
+        if (!live) return;
+        live = false;
+        active--;
+        work.call(subscription as unknown as SchedulerAction<T>, state);
+      });
+      return subscription;
+    },
+  };
+}
+
+export const OUTCOMES = ['ok', 'throw', 'sync', 'syncThrow', 'stream', 'hang'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const callSpec = z.object({ key: z.string(), steps: z.number().int().min(0), outcome: z.enum(OUTCOMES) });
+
+/**
+ * Tools `par` (parallel), `ex` (exclusive) and `slow` (parallel, with a timeout that fires whenever
+ * the scheduler decides). Each body awaits `steps` scheduler ticks, honouring its signal at each.
+ */
+export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor): AnyTool[] {
+  const tick = (signal: AbortSignal, label: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      void s.schedule(Promise.resolve(), label).then(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
+
+  const body = (exclusive: boolean) => (args: z.output<typeof callSpec>, ctx: ToolContext) => {
+    const { key, steps, outcome } = args;
+    monitor.enter(key, exclusive, ctx);
+    if (outcome === 'sync' || outcome === 'syncThrow') {
+      monitor.exit(key, exclusive);
+      if (outcome === 'syncThrow') throw new Error(`${key} threw`);
+      return key;
+    }
+    if (outcome === 'stream') {
+      return (async function* () {
+        try {
+          for (let i = 0; i < steps; i++) {
+            await tick(ctx.signal, `${key} item ${i}`);
+            yield `${key}:${i}`;
+          }
+        } finally {
+          monitor.exit(key, exclusive);
+        }
+      })();
+    }
+    return (async () => {
+      try {
+        const ticks = outcome === 'hang' ? steps + 50 : steps;
+        for (let i = 0; i < ticks; i++) await tick(ctx.signal, `${key} step ${i}`);
+        if (outcome === 'throw') throw new Error(`${key} failed`);
+        return key;
+      } finally {
+        monitor.exit(key, exclusive);
+      }
+    })();
+  };
+
+  const tool = (name: string, mode: 'parallel' | 'exclusive', timeoutMs?: number) =>
+    defineTool({ name, description: name, input: callSpec, mode, ...(timeoutMs ? { timeoutMs } : {}), execute: body(mode === 'exclusive') });
+  return [tool('par', 'parallel'), tool('ex', 'exclusive'), tool('slow', 'parallel', 5)];
+}
+
+/** A random batch: which tool, how long, how it ends, and whether it arrives in a burst with the previous one. */
+export const callSpecs = fc.array(
+  fc.record({
+    name: fc.constantFrom('par', 'par', 'ex', 'slow'),
+    steps: fc.nat({ max: 4 }),
+    outcome: fc.constantFrom<Outcome>('ok', 'ok', 'ok', 'sync', 'stream', 'throw', 'syncThrow', 'hang'),
+    burst: fc.boolean(),
+    argsAsJson: fc.boolean(),
+  }),
+  { maxLength: 14 },
+);
