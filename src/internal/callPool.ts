@@ -141,8 +141,7 @@ export class CallPool implements BodySink {
     const reason = this.running.size > 0 ? new DOMException('the subscription ended', 'AbortError') : undefined;
     for (const record of this.running) {
       record.clearTimer();
-      record.abort(reason);
-      record.stopBody?.();
+      record.abort(reason); // a no-op for bodies already aborted (and stopped) by a timeout or cancel
     }
     this.running.clear();
     this.queue.clear();

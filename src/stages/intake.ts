@@ -29,7 +29,7 @@ const LISTED_TOOLS = 30;
  * ```
  */
 export function intake(settings: PipelineSettings): OperatorFunction<unknown, CallRecord> {
-  const available = [...settings.tools.keys()];
+  const available = Object.freeze([...settings.tools.keys()]);
   return (source) =>
     defer(() => {
       let index = 0;
@@ -107,7 +107,9 @@ function admit(
     });
   }
   if (!outcome.success) {
-    const issues: ArgsIssue[] = outcome.error.issues.map(({ path, code, message }) => ({ path, code, message }));
+    const issues: readonly ArgsIssue[] = Object.freeze(
+      outcome.error.issues.map(({ path, code, message }) => Object.freeze({ path: Object.freeze(path), code, message })),
+    );
     return reject(record, {
       code: 'invalid_args',
       message: `Invalid arguments for tool "${name}":\n${formatIssues(issues)}`,

@@ -6,7 +6,8 @@ import { renderItems, renderValue } from '../internal/renderContent.js';
 
 /**
  * The result stage: turns each finished record into its frozen `ToolResult`, rendering `content` for
- * the model and computing timing. A value that cannot be rendered (a BigInt, a cycle) becomes an
+ * the model and computing timing. The result, its `timing` and its `error` are frozen; `args` and
+ * `value` are the model's and the tool's own objects, passed on as they are. A value that cannot be rendered (a BigInt, a cycle) becomes an
  * `invalid_output` error result rather than a stream error.
  *
  * @example
@@ -41,19 +42,19 @@ export function toResult(record: CallRecord): ToolResult {
       content = renderValue(record.value, record.streamed);
     } catch (error) {
       const message = `Tool "${name}" returned a value that cannot be sent to the model: ${describeError(error)}`;
-      const invalidOutput = { code: 'invalid_output', message } as const;
+      const invalidOutput = Object.freeze({ code: 'invalid_output', message } as const);
       return Object.freeze({ id, name, index, status: 'error', content: message, error: invalidOutput, args, started, timing });
     }
     const { value, streamed } = record;
     return Object.freeze({ id, name, index, status: 'ok', content, value, streamed, args, started, timing });
   }
 
-  const error = record.error!;
+  const error = Object.freeze(record.error!);
   const status = record.status!;
   const partial = record.partial;
   if (partial !== undefined && partial.length > 0) {
     const content = `${renderItems(partial)}\n[output incomplete] ${error.message}`;
-    return Object.freeze({ id, name, index, status, content, error, partial, args, started, timing });
+    return Object.freeze({ id, name, index, status, content, error, partial: Object.freeze(partial), args, started, timing });
   }
   return Object.freeze({ id, name, index, status, content: error.message, error, args, started, timing });
 }
