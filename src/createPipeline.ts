@@ -94,10 +94,10 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       calls.pipe(
         stopWhenAborted(signal),
         intake(settings),
-        preExecute(settings),
-        guard(settings),
+        preExecute(settings, signal),
+        guard(settings, signal),
         executeCalls(settings, signal),
-        postExecute(settings),
+        postExecute(settings, signal),
         toResults(),
         reorderByIndex(),
       );

@@ -1,7 +1,7 @@
 // Building a pipeline
 export { createPipeline, executeTools } from './createPipeline.js';
 export type { CallSource, Pipeline, RunOptions } from './createPipeline.js';
-export type { PipelineOptions } from './options.js';
+export type { PipelineOptions, RetentionBudget } from './options.js';
 
 // Defining tools
 export { defineTool } from './defineTool.js';
@@ -11,8 +11,14 @@ export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolMode, Too
 export type { ToolCall } from './toolCall.js';
 export type { ResultStatus, ToolResult, ToolResultFailed, ToolResultOk, ToolTiming } from './toolResult.js';
 export type {
+  ApprovalError,
   ArgsIssue,
+  BlockedError,
   CancelledError,
+  DeniedError,
+  InvalidRewriteError,
+  PolicyError,
+  RestrictedError,
   CancelReason,
   DuplicateIdError,
   InvalidArgsError,
@@ -25,6 +31,32 @@ export type {
   ToolErrorCode,
   UnknownToolError,
 } from './toolError.js';
+
+// Policies
+export { MonotonicGuard, GuardRelaxedError, stricter } from './policy/monotonicGuard.js';
+export { allowTools, askTools, denyTools } from './policy/toolPatterns.js';
+export { pathSandbox } from './policy/pathSandbox.js';
+export type { PathSandboxOptions } from './policy/pathSandbox.js';
+export type {
+  ApprovalAnswer,
+  ApprovalRequest,
+  Approver,
+  Decision,
+  PostContext,
+  PostDecision,
+  PostPolicy,
+  PreContext,
+  PreDecision,
+  PrePolicy,
+  TraceEntry,
+} from './policy/types.js';
+
+// Restriction and retention
+export { RestrictionSet } from './restrict/restrictionSet.js';
+export type { RestrictionLayer, RestrictionVerdict } from './restrict/restrictionSet.js';
+export { ItemRetainer } from './retain/itemRetainer.js';
+export { retainText, TextRetainer } from './retain/textRetainer.js';
+export type { RetainedText, TextBudget } from './retain/textRetainer.js';
 
 // Errors thrown by toolstream itself
 export { ConfigError, SourceError } from './errors.js';

@@ -2,6 +2,8 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AnyTool, OnError } from './defineTool.js';
 import { ConfigError } from './errors.js';
 import { isPositiveDuration } from './internal/validate.js';
+import type { Approver, Decision, PostPolicy, PrePolicy } from './policy/types.js';
+import { RestrictionSet } from './restrict/restrictionSet.js';
 
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.
@@ -46,6 +48,53 @@ export interface PipelineOptions {
    * @default asyncScheduler
    */
   readonly scheduler?: SchedulerLike;
+
+  /**
+   * Pre-execute policies, run as a waterfall in this order for every admitted call. See {@link PrePolicy}.
+   * @default []
+   */
+  readonly pre?: readonly PrePolicy[];
+  /** The decision when no pre-execute policy decides. @default 'allow' */
+  readonly defaultDecision?: Decision;
+  /**
+   * Asked for every call whose final decision is `ask`; an approval admits that one call. Without an
+   * approver, `ask` denies (`approval_unavailable`).
+   */
+  readonly approve?: Approver;
+  /** How long an approval may take before the call is denied (`approval_timeout`). @default no limit */
+  readonly approvalTimeoutMs?: number;
+  /**
+   * Post-execute policies, run as a waterfall over every result (failed ones too). See {@link PostPolicy}.
+   * @default []
+   */
+  readonly post?: readonly PostPolicy[];
+  /** Which tools this scope may call; calls to others get a `restricted` result at intake. */
+  readonly restrictions?: RestrictionSet;
+  /** Output budgets: `default` for every tool, `tools[name]` for one. Applied after post-execute policies. */
+  readonly retention?: {
+    readonly default?: RetentionBudget;
+    readonly tools?: Readonly<Record<string, RetentionBudget>>;
+  };
+}
+
+/**
+ * How much of a tool's output reaches the model. Items are counted as a stream is collected (memory
+ * stays bounded); text is cut after post-execute policies, with an in-band note of what was omitted.
+ *
+ * @example
+ * ```ts
+ * const budget: RetentionBudget = { maxItems: 1000, maxChars: 30_000, maxLines: 400, keep: 'head+tail' };
+ * ```
+ */
+export interface RetentionBudget {
+  /** Items of a streamed output kept; the rest are counted. */
+  readonly maxItems?: number;
+  /** Characters of `content` kept. */
+  readonly maxChars?: number;
+  /** Lines of `content` kept. */
+  readonly maxLines?: number;
+  /** Keep the start, or the start and the end. @default 'head' */
+  readonly keep?: 'head' | 'head+tail';
 }
 
 /** Options with defaults applied and tools indexed by name. */
@@ -56,6 +105,17 @@ export interface PipelineSettings {
   readonly defaultTimeoutMs: number | undefined;
   readonly abortGraceMs: number;
   readonly scheduler: SchedulerLike;
+  readonly pre: readonly PrePolicy[];
+  /** Policy names for traces: the function's name, else `pre[i]`. */
+  readonly preNames: readonly string[];
+  readonly defaultDecision: Decision;
+  readonly approve: Approver | undefined;
+  readonly approvalTimeoutMs: number | undefined;
+  readonly post: readonly PostPolicy[];
+  readonly postNames: readonly string[];
+  readonly restrictions: RestrictionSet | undefined;
+  /** The budget of each tool that has one (default or its own). */
+  readonly retention: ReadonlyMap<string, RetentionBudget>;
 }
 
 /** Validates `options` and fills in defaults. @throws {ConfigError} naming the first bad option. */
@@ -93,7 +153,74 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   if (typeof scheduler?.schedule !== 'function' || typeof scheduler.now !== 'function') {
     fail('scheduler', 'an RxJS SchedulerLike', scheduler);
   }
-  return { tools: byName, concurrency, onError, defaultTimeoutMs, abortGraceMs, scheduler };
+
+  const { pre = [], post = [], defaultDecision = 'allow', approve, approvalTimeoutMs, restrictions, retention } = options;
+  const preNames = policyNames('pre', pre, fail);
+  const postNames = policyNames('post', post, fail);
+  if (defaultDecision !== 'allow' && defaultDecision !== 'ask' && defaultDecision !== 'deny') {
+    fail('defaultDecision', '"allow", "ask" or "deny"', defaultDecision);
+  }
+  if (approve !== undefined && typeof approve !== 'function') fail('approve', 'a function', approve);
+  if (approvalTimeoutMs !== undefined && !isPositiveDuration(approvalTimeoutMs)) {
+    fail('approvalTimeoutMs', 'a positive number of milliseconds', approvalTimeoutMs);
+  }
+  if (restrictions !== undefined && !(restrictions instanceof RestrictionSet)) {
+    fail('restrictions', 'a RestrictionSet', restrictions);
+  }
+  const budgets = new Map<string, RetentionBudget>();
+  if (retention !== undefined) {
+    if (typeof retention !== 'object' || retention === null) fail('retention', 'an object', retention);
+    const { default: fallback, tools: perTool = {} } = retention;
+    if (fallback !== undefined) checkBudget('retention.default', fallback, fail);
+    for (const [name, budget] of Object.entries(perTool)) {
+      if (!byName.has(name)) fail(`retention.tools.${name}`, 'the name of a configured tool', name);
+      checkBudget(`retention.tools.${name}`, budget, fail);
+    }
+    for (const name of byName.keys()) {
+      const budget = Object.hasOwn(perTool, name) ? perTool[name] : fallback;
+      if (budget !== undefined) budgets.set(name, budget);
+    }
+  }
+  return {
+    tools: byName,
+    concurrency,
+    onError,
+    defaultTimeoutMs,
+    abortGraceMs,
+    scheduler,
+    pre,
+    preNames,
+    defaultDecision,
+    approve,
+    approvalTimeoutMs,
+    post,
+    postNames,
+    restrictions,
+    retention: budgets,
+  };
+}
+
+type Fail = (option: string, expected: string, received: unknown) => never;
+
+function policyNames(stage: 'pre' | 'post', policies: unknown, fail: Fail): string[] {
+  if (!Array.isArray(policies)) fail(stage, `an array of ${stage}-execute policies`, policies);
+  return (policies as unknown[]).map((policy, i) => {
+    if (typeof policy !== 'function') return fail(`${stage}[${i}]`, 'a policy function (ctx, next) => decision', policy);
+    return policy.name || `${stage}[${i}]`;
+  });
+}
+
+function checkBudget(option: string, budget: RetentionBudget, fail: Fail): void {
+  if (typeof budget !== 'object' || budget === null) fail(option, 'a retention budget object', budget);
+  for (const key of ['maxItems', 'maxChars', 'maxLines'] as const) {
+    const limit = budget[key];
+    if (limit !== undefined && !(limit === Infinity || (Number.isInteger(limit) && limit >= 0))) {
+      fail(`${option}.${key}`, 'a non-negative integer or Infinity', limit);
+    }
+  }
+  if (budget.keep !== undefined && budget.keep !== 'head' && budget.keep !== 'head+tail') {
+    fail(`${option}.keep`, '"head" or "head+tail"', budget.keep);
+  }
 }
 
 function isTool(value: unknown): value is AnyTool {

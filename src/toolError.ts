@@ -15,6 +15,12 @@
  * | `timeout`        | `error`     | the body ran past its `timeoutMs`                             |
  * | `invalid_output` | `error`     | the body's value cannot be rendered as text (e.g. a BigInt)   |
  * | `cancelled`      | `cancelled` | cancel-rest, `ctx.cancelRest()`, or the run's signal aborted  |
+ * | `restricted`     | `denied`    | the restriction set hides the tool in this scope              |
+ * | `denied`         | `denied`    | the pre-execute policies decided `deny`                       |
+ * | `policy_error`   | `denied` / `error` | a policy threw or returned a non-decision (fail closed) |
+ * | `invalid_rewrite`| `error`     | a policy rewrote the arguments into ones the schema rejects   |
+ * | `approval_*`     | `denied`    | an `ask` was not approved: `rejected`, `unavailable` (no approver), `error` (it threw), `invalid` (another answer), `timeout`, `aborted` |
+ * | `blocked`        | `error`     | a post-execute policy withheld the output                     |
  *
  * @example
  * ```ts
@@ -36,7 +42,13 @@ export type ToolError =
   | ToolBodyError
   | TimeoutError
   | InvalidOutputError
-  | CancelledError;
+  | CancelledError
+  | RestrictedError
+  | DeniedError
+  | PolicyError
+  | InvalidRewriteError
+  | ApprovalError
+  | BlockedError;
 
 /** The `code` of every {@link ToolError}. */
 export type ToolErrorCode = ToolError['code'];
@@ -122,4 +134,60 @@ export interface CancelledError {
   readonly byCallId?: string;
   /** Whether the body had started (it then saw its signal abort). */
   readonly started: boolean;
+}
+
+/** The restriction set hides the tool from this scope. */
+export interface RestrictedError {
+  readonly code: 'restricted';
+  readonly message: string;
+  /** The layer that decided, and the pattern that matched. */
+  readonly scope: string | undefined;
+  readonly pattern: string | undefined;
+}
+
+/** The pre-execute policies decided `deny`. */
+export interface DeniedError {
+  readonly code: 'denied';
+  readonly message: string;
+  /** The policy whose decision made it `deny` (`'(default)'` for `defaultDecision`). */
+  readonly policy: string;
+  readonly reasons: readonly string[];
+}
+
+/** A policy threw or returned something that is not a decision: the call fails closed. */
+export interface PolicyError {
+  readonly code: 'policy_error';
+  readonly message: string;
+  readonly stage: 'pre' | 'post';
+  readonly policy: string;
+  readonly cause: unknown;
+}
+
+/** A policy rewrote the arguments into ones the tool's schema rejects. */
+export interface InvalidRewriteError {
+  readonly code: 'invalid_rewrite';
+  readonly message: string;
+  readonly policy: string;
+  readonly issues: readonly ArgsIssue[];
+}
+
+/** An `ask` that was not approved; the code says why. */
+export interface ApprovalError {
+  readonly code:
+    | 'approval_rejected'
+    | 'approval_unavailable'
+    | 'approval_error'
+    | 'approval_invalid'
+    | 'approval_timeout'
+    | 'approval_aborted';
+  readonly message: string;
+  /** The reasons the policies gave for asking. */
+  readonly reasons: readonly string[];
+}
+
+/** A post-execute policy withheld the output; `message` is its feedback. */
+export interface BlockedError {
+  readonly code: 'blocked';
+  readonly message: string;
+  readonly policy: string;
 }

@@ -1,3 +1,4 @@
+import type { Decision, TraceEntry } from './policy/types.js';
 import type { ToolError } from './toolError.js';
 
 /** How a call ended. `denied` is reserved for policy decisions. */
@@ -25,10 +26,14 @@ export interface ToolTiming {
   readonly durations: {
     /** Parsing and validation. */
     readonly intake: number;
+    /** Pre-execute policies, the guard and approval. */
+    readonly policy: number;
     /** Waiting for a slot in the pool (behind barriers and the concurrency limit). */
     readonly queue: number;
     /** The body, from start to outcome. */
     readonly execute: number;
+    /** Post-execute policies and retention. */
+    readonly post: number;
     /** From received to result built. */
     readonly total: number;
   };
@@ -45,6 +50,21 @@ interface ResultBase {
   readonly content: string;
   /** The effective arguments: parsed and validated when intake got that far, else as received. */
   readonly args: unknown;
+  /** The validated arguments before any policy rewrote them (the same value as `args` when none did). */
+  readonly originalArgs: unknown;
+  /** The policies that rewrote the arguments, in order. */
+  readonly rewrittenBy: readonly string[];
+  /**
+   * The folded pre-execute decision (`deny` when a policy failed); `undefined` when the call never got
+   * that far (an intake error, or a rejected argument rewrite).
+   */
+  readonly decision: Decision | undefined;
+  /** What the policies did, in order. */
+  readonly trace: readonly TraceEntry[];
+  /** Metadata added by post-execute policies. */
+  readonly meta: Readonly<Record<string, unknown>>;
+  /** What the output budget dropped (exact counts); `undefined` when nothing was. */
+  readonly omitted: { readonly items: number; readonly characters: number; readonly lines: number } | undefined;
   /** Whether the tool body started. */
   readonly started: boolean;
   readonly timing: ToolTiming;
@@ -67,10 +87,12 @@ export interface ToolResultFailed extends ResultBase {
   readonly error: ToolError;
   readonly value?: undefined;
   /**
-   * A streamed output that failed midway: the items that arrived before the failure. Their rendering
-   * leads `content`, so the model sees what it got.
+   * A streamed output that failed midway: the items that arrived before the failure (within the item
+   * budget). Their rendering leads `content`, so the model sees what it got.
    */
   readonly partial?: readonly unknown[];
+  /** Whether a streamed output failed midway (the tool's state, apart from any budget `omitted`). */
+  readonly incomplete: boolean;
 }
 
 /**

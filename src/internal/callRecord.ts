@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { AnyTool } from '../defineTool.js';
+import type { Decision, TraceEntry } from '../policy/types.js';
 import type { CancelReason, ToolError } from '../toolError.js';
 import type { ResultStatus } from '../toolResult.js';
 
@@ -31,8 +32,32 @@ export class CallRecord {
   /** The body was invoked. */
   started = false;
   admittedAt = 0;
+  /** The guard let the call through (allowed or approved), or 0. */
+  decidedAt = 0;
   startedAt = 0;
   endedAt = 0;
+  /** Milliseconds spent in post-execute. */
+  postMs = 0;
+
+  // Policy state:
+  /** The arguments in the schema's input form (parsed JSON, then rewrites); set once intake parsed them. */
+  input: unknown = undefined;
+  /** The validated arguments before any policy rewrote them. */
+  originalArgs: unknown = undefined;
+  /** The folded pre-execute decision; undefined until pre-execute ran. */
+  decision: Decision | undefined = undefined;
+  /** The policy whose decision set the final level, and the reasons given at that level. */
+  decidedBy = '(default)';
+  reasons: readonly string[] = [];
+  /** Policies that rewrote the arguments, in order. */
+  rewrittenBy: string[] | undefined = undefined;
+  /** Created on the first event. */
+  trace: TraceEntry[] | undefined = undefined;
+  /** The model-facing text once post-execute rendered it (the result stage renders it otherwise). */
+  content: string | undefined = undefined;
+  meta: Record<string, unknown> | undefined = undefined;
+  /** What retention dropped. */
+  omitted: { items: number; characters: number; lines: number } | undefined = undefined;
 
   // While the body holds a pool slot:
   /** The body runs alone. */
@@ -57,6 +82,10 @@ export class CallRecord {
     readonly receivedAt: number,
   ) {
     this.args = rawArgs;
+  }
+
+  addTrace(entry: TraceEntry): void {
+    (this.trace ??= []).push(entry);
   }
 
   succeed(value: unknown, streamed: boolean): void {

@@ -1,5 +1,6 @@
 import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import type { ToolContext } from '../defineTool.js';
+import { ItemRetainer } from '../retain/itemRetainer.js';
 import type { CallRecord } from './callRecord.js';
 
 /** Where a body's outcome goes. */
@@ -12,9 +13,9 @@ export interface BodySink {
  * Runs a tool body and reports its outcome to `sink` exactly once (later reports are the sink's to
  * ignore). The body may return a value, a thenable, an Observable (or interop observable) or an
  * AsyncIterable; a synchronous throw, a rejection and a stream error are all failures. Streamed items
- * are collected into an array.
+ * are collected into an array, keeping the first `maxItems` and counting the rest into `record.omitted`.
  */
-export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext): void {
+export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext, maxItems: number): void {
   let output: unknown;
   try {
     output = record.tool!.execute(record.args, ctx);
@@ -29,11 +30,11 @@ export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext)
         return;
       }
       if (isObservable(output) || typeof (output as Record<symbol, unknown>)[observableSymbol as symbol] === 'function') {
-        collectObservable(sink, record, output as ObservableInput<unknown>);
+        collectObservable(sink, record, output as ObservableInput<unknown>, new ItemRetainer(maxItems));
         return;
       }
       if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
-        void collectAsyncIterable(sink, record, output as AsyncIterable<unknown>);
+        void collectAsyncIterable(sink, record, output as AsyncIterable<unknown>, new ItemRetainer(maxItems));
         return;
       }
     }
@@ -44,18 +45,19 @@ export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext)
   sink.resolveBody(record, output, false);
 }
 
-function collectObservable(sink: BodySink, record: CallRecord, output: ObservableInput<unknown>): void {
-  const items: unknown[] = [];
+function collectObservable(sink: BodySink, record: CallRecord, output: ObservableInput<unknown>, items: ItemRetainer<unknown>): void {
   let done = false;
   const subscription = from(output).subscribe({
-    next: (item) => void items.push(item),
+    next: (item) => items.push(item),
     error: (error: unknown) => {
       done = true;
-      sink.rejectBody(record, error, items);
+      countOmitted(record, items);
+      sink.rejectBody(record, error, items.kept);
     },
     complete: () => {
       done = true;
-      sink.resolveBody(record, items, true);
+      countOmitted(record, items);
+      sink.resolveBody(record, items.kept, true);
     },
   });
   if (!done) {
@@ -66,8 +68,12 @@ function collectObservable(sink: BodySink, record: CallRecord, output: Observabl
   }
 }
 
-async function collectAsyncIterable(sink: BodySink, record: CallRecord, output: AsyncIterable<unknown>): Promise<void> {
-  const items: unknown[] = [];
+async function collectAsyncIterable(
+  sink: BodySink,
+  record: CallRecord,
+  output: AsyncIterable<unknown>,
+  items: ItemRetainer<unknown>,
+): Promise<void> {
   try {
     const iterator = output[Symbol.asyncIterator]();
     record.stopBody = () => {
@@ -83,8 +89,14 @@ async function collectAsyncIterable(sink: BodySink, record: CallRecord, output: 
       items.push(step.value);
     }
   } catch (error) {
-    sink.rejectBody(record, error, items);
+    countOmitted(record, items);
+    sink.rejectBody(record, error, items.kept);
     return;
   }
-  sink.resolveBody(record, items, true);
+  countOmitted(record, items);
+  sink.resolveBody(record, items.kept, true);
+}
+
+function countOmitted(record: CallRecord, items: ItemRetainer<unknown>): void {
+  if (items.omitted > 0) record.omitted = { items: items.omitted, characters: 0, lines: 0 };
 }

@@ -1,17 +1,57 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import type { PipelineSettings } from '../options.js';
+import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
+import { concurrentStage } from '../internal/concurrentStage.js';
+import { isBarrier } from './preExecute.js';
 
 /**
- * The guard stage: its place in the pipeline, where the monotonic guard and allowed-once approval will run.
- * With no policy configured (the only configuration so far) every record passes through untouched and
- * the stage costs nothing: it returns the source itself.
+ * The guard stage: enforces the decision pre-execute folded for each call. Nothing that is not allowed
+ * reaches the execute stage as runnable.
+ *
+ * - `allow` → passes on.
+ * - `deny` → a `denied` result (`code: 'denied'`, naming the policy and its reasons); the tool never runs.
+ * - `ask` → the approver is asked; only `'allowed-once'` lets the call through, and only this call: the
+ *   next call to the same tool asks again (nothing is remembered). No approver, a throw, another answer,
+ *   the run aborting, or `approvalTimeoutMs` passing → `denied` with an `approval_*` code saying which.
+ * Approvals of several calls may be pending at once; an exclusive call still keeps its place (see
+ * `concurrentStage`), so an approval never lets it run out of order. With no policies and
+ * `defaultDecision: 'allow'` the stage is the identity.
  *
  * @example
  * ```ts
- * records$.pipe(guard(settings)); // === records$ while no policy is configured
+ * records$.pipe(preExecute(settings, signal), guard(settings, signal));
  * ```
  */
-export function guard(_settings: PipelineSettings): MonoTypeOperatorFunction<CallRecord> {
-  return identity;
+export function guard(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
+  if (settings.pre.length === 0 && settings.defaultDecision === 'allow') return identity;
+  const { approve, approvalTimeoutMs, scheduler } = settings;
+
+  const enforce = (record: CallRecord, stageSignal: AbortSignal): void | Promise<void> => {
+    if (record.status !== undefined) return;
+    const { decision, decidedBy: policy, reasons } = record;
+    if (decision === 'allow') {
+      record.decidedAt = performance.now();
+      return;
+    }
+    if (decision === 'deny') {
+      const why = reasons.length > 0 ? `: ${reasons.join('; ')}` : '';
+      record.fail('denied', { code: 'denied', message: `Denied by policy "${policy}"${why}.`, policy, reasons });
+      return;
+    }
+    const request = Object.freeze({
+      call: Object.freeze({ id: record.id, name: record.name, args: record.rawArgs }),
+      tool: record.tool!,
+      args: record.args,
+      index: record.index,
+      reasons,
+    });
+    return requestApproval(approve, request, stageSignal, approvalTimeoutMs, scheduler).then((outcome) => {
+      record.addTrace({ stage: 'approval', event: 'answer', answer: outcome.approved ? 'allowed-once' : outcome.code });
+      if (outcome.approved) record.decidedAt = performance.now();
+      else record.fail('denied', { code: outcome.code, message: outcome.message, reasons });
+    });
+  };
+
+  return concurrentStage(enforce, isBarrier, signal);
 }

@@ -2,6 +2,7 @@ import { defer, map, type OperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { AnyTool } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
+import type { RestrictionSet } from '../restrict/restrictionSet.js';
 import type { ArgsIssue } from '../toolError.js';
 import { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
@@ -15,7 +16,8 @@ const LISTED_TOOLS = 30;
  *
  * 1. Anything that is not a `{ id: string, name: string }` object → `invalid_call`.
  * 2. An id already seen in this subscription → `duplicate_id` (results are matched back by id).
- * 3. A name no tool has → `unknown_tool`, listing the available names.
+ * 3. A name no tool has → `unknown_tool`, listing the available names; a tool the restriction set hides
+ *    in this scope → a `denied` result with code `restricted` (and it is not listed as available).
  * 4. `args` as a string is parsed as JSON (blank means `{}`, as providers send for no arguments);
  *    invalid JSON → `invalid_json`.
  * 5. The tool's zod schema validates the arguments; failure → `invalid_args` with every issue's path,
@@ -29,12 +31,22 @@ const LISTED_TOOLS = 30;
  * ```
  */
 export function intake(settings: PipelineSettings): OperatorFunction<unknown, CallRecord> {
-  const available = Object.freeze([...settings.tools.keys()]);
+  const { tools, restrictions } = settings;
+  const visible = restrictions === undefined ? [...tools.values()] : restrictions.filter([...tools.values()]);
+  const available = Object.freeze(visible.map((tool) => tool.name));
+  // Without policies the decision of every admitted call is known now: the pre stage is the identity.
+  const implicitAllow = settings.pre.length === 0 && settings.defaultDecision === 'allow';
   return (source) =>
     defer(() => {
       let index = 0;
       const seenIds = new Set<string>();
-      return source.pipe(map((call) => admit(call, index++, seenIds, settings.tools, available)));
+      return source.pipe(
+        map((call) => {
+          const record = admit(call, index++, seenIds, tools, available, restrictions);
+          if (implicitAllow && record.status === undefined) record.decision = 'allow';
+          return record;
+        }),
+      );
     });
 }
 
@@ -44,6 +56,7 @@ function admit(
   seenIds: Set<string>,
   tools: ReadonlyMap<string, AnyTool>,
   available: readonly string[],
+  restrictions: RestrictionSet | undefined,
 ): CallRecord {
   const receivedAt = performance.now();
   const shaped = typeof call === 'object' && call !== null;
@@ -77,6 +90,19 @@ function admit(
     });
   }
   record.tool = tool;
+  if (restrictions !== undefined) {
+    const verdict = restrictions.resolve(name);
+    if (!verdict.allowed) {
+      record.fail('denied', {
+        code: 'restricted',
+        message: `Tool "${name}" is not available here. Available tools: ${available.slice(0, LISTED_TOOLS).join(', ') || '(none)'}.`,
+        scope: verdict.scope,
+        pattern: verdict.pattern,
+      });
+      record.admittedAt = performance.now();
+      return record;
+    }
+  }
 
   let parsed = args;
   if (typeof args === 'string') {
@@ -94,6 +120,7 @@ function admit(
     }
   }
   record.args = parsed;
+  record.input = parsed;
 
   let outcome: ReturnType<typeof safeParse>;
   try {

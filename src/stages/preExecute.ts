@@ -1,17 +1,166 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
+import { safeParse } from 'zod/v4/core';
 import type { PipelineSettings } from '../options.js';
+import type { Decision, PreContext, PreDecision } from '../policy/types.js';
+import { MonotonicGuard } from '../policy/monotonicGuard.js';
+import type { ToolCall } from '../toolCall.js';
+import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
+import { concurrentStage } from '../internal/concurrentStage.js';
+import { formatIssues } from '../internal/formatIssues.js';
+import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
 
 /**
- * The pre-execute stage: its place in the pipeline, where the policy waterfall (allow / deny / ask, argument rewrites) will run.
- * With no policy configured (the only configuration so far) every record passes through untouched and
- * the stage costs nothing: it returns the source itself.
+ * The pre-execute stage: runs the `pre` policies as a waterfall for every admitted call, folding each
+ * decision they return through a {@link MonotonicGuard} as the chain unwinds (a scan: every policy's
+ * `next()` resolves to the fold so far, so a policy further out sees the effective decision and can only
+ * tighten it). The record leaves with its final decision, the reasons, who decided, its trace, and its
+ * possibly rewritten arguments; the guard stage acts on the decision.
+ *
+ * 1. A record that is already finished (intake error) passes untouched.
+ * 2. `ctx.rewriteArgs` validates the new arguments with the tool's schema at once; a rejected rewrite
+ *    that the policy lets propagate ends the call with `invalid_rewrite` (it never runs).
+ * 3. A policy that throws or returns a non-decision denies the call (`policy_error`, fail closed).
+ * 4. Calls are decided concurrently; exclusive calls keep their place (see `concurrentStage`).
+ * With no policies and `defaultDecision: 'allow'` the stage is the identity: it costs nothing.
  *
  * @example
  * ```ts
- * records$.pipe(preExecute(settings)); // === records$ while no policy is configured
+ * records$.pipe(preExecute(settings, signal), guard(settings, signal), executeCalls(settings, signal));
  * ```
  */
-export function preExecute(_settings: PipelineSettings): MonoTypeOperatorFunction<CallRecord> {
-  return identity;
+export function preExecute(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
+  const { pre, preNames, defaultDecision } = settings;
+  if (pre.length === 0 && defaultDecision === 'allow') return identity;
+
+  const decide = async (record: CallRecord, stageSignal: AbortSignal): Promise<void> => {
+    record.originalArgs = record.args;
+    const folder = new PreFold(record, defaultDecision);
+    const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
+    const contexts = preNames.map((policy) => new PolicyContext(record, call, stageSignal, policy));
+    const { decision, failure } = await runWaterfall(pre, preNames, contexts, folder, 'pre');
+    if (failure === undefined) {
+      record.decision = decision.decision;
+      return;
+    }
+    record.addTrace({ stage: 'pre', event: 'failed', policy: failure.policy, message: failure.message });
+    if (failure.cause instanceof RewriteRejected) {
+      const { issues } = failure.cause;
+      record.fail('error', {
+        code: 'invalid_rewrite',
+        message: `Not run: policy "${failure.policy}" rewrote the arguments of "${record.name}" into invalid ones:\n${formatIssues(issues)}`,
+        policy: failure.policy,
+        issues,
+      });
+    } else {
+      record.decision = 'deny'; // fail closed
+      record.fail('denied', {
+        code: 'policy_error',
+        message: `Denied: pre-execute policy "${failure.policy}" ${failure.message} (policies fail closed).`,
+        stage: 'pre',
+        policy: failure.policy,
+        cause: failure.cause,
+      });
+    }
+  };
+
+  return concurrentStage(
+    (record, stageSignal) => (record.status === undefined ? decide(record, stageSignal) : undefined),
+    isBarrier,
+    signal,
+  );
+}
+
+/** An admitted exclusive call: the stages before execute keep it in place. */
+export function isBarrier(record: CallRecord): boolean {
+  return record.status === undefined && record.tool!.mode === 'exclusive';
+}
+
+/** Thrown by `rewriteArgs` when the schema rejects the new arguments. */
+class RewriteRejected extends Error {
+  constructor(readonly issues: readonly ArgsIssue[]) {
+    super(`the rewritten arguments fail the tool's schema:\n${formatIssues(issues)}`);
+    this.name = 'RewriteRejected';
+  }
+}
+
+/** One policy's view of the call: `rewriteArgs` knows which policy rewrote. */
+class PolicyContext implements PreContext {
+  constructor(
+    private readonly record: CallRecord,
+    readonly call: ToolCall,
+    readonly signal: AbortSignal,
+    private readonly policy: string,
+  ) {}
+
+  get tool() {
+    return this.record.tool!;
+  }
+
+  get args(): unknown {
+    return this.record.args;
+  }
+
+  get input(): unknown {
+    return this.record.input;
+  }
+
+  get index(): number {
+    return this.record.index;
+  }
+
+  rewriteArgs(args: unknown): void {
+    const outcome = safeParse(this.record.tool!.input, args);
+    if (!outcome.success) {
+      throw new RewriteRejected(outcome.error.issues.map(({ path, code, message }) => ({ path, code, message })));
+    }
+    this.record.input = args;
+    this.record.args = outcome.data;
+    (this.record.rewrittenBy ??= []).push(this.policy);
+    this.record.addTrace({ stage: 'pre', event: 'rewrite', policy: this.policy });
+  }
+}
+
+const DECISIONS: ReadonlySet<unknown> = new Set<Decision>(['allow', 'ask', 'deny']);
+
+/** The guard's scan over one call's decisions; tracks who set the final level and why. */
+class PreFold implements WaterfallFold<PreDecision> {
+  private readonly guard = new MonotonicGuard();
+
+  constructor(
+    private readonly record: CallRecord,
+    private readonly defaultDecision: Decision,
+  ) {}
+
+  isDecision(value: unknown): value is PreDecision {
+    if (typeof value !== 'object' || value === null) return false;
+    const { decision, reason } = value as Partial<PreDecision>;
+    return DECISIONS.has(decision) && (reason === undefined || typeof reason === 'string');
+  }
+
+  end(): PreDecision {
+    return { decision: this.defaultDecision };
+  }
+
+  fold(policy: string, { decision, reason }: PreDecision): PreDecision {
+    const { record, guard } = this;
+    record.addTrace({ stage: 'pre', event: 'decision', policy, decision, reason });
+    const before = guard.decision;
+    const refused = guard.update(decision);
+    if (refused) {
+      record.addTrace({ stage: 'pre', event: 'relax_refused', policy, from: refused.from, to: refused.to });
+    } else if (decision !== before) {
+      record.decidedBy = policy;
+      record.reasons = reason === undefined ? [] : [reason];
+    } else if (reason !== undefined) {
+      record.reasons = [...record.reasons, reason];
+    }
+    return this.current();
+  }
+
+  current(): PreDecision {
+    const { reasons } = this.record;
+    const decision = this.guard.decision ?? this.defaultDecision;
+    return reasons.length > 0 ? { decision, reason: reasons.join('; ') } : { decision };
+  }
 }

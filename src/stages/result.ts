@@ -1,14 +1,18 @@
 import { map, type OperatorFunction } from 'rxjs';
+import type { TraceEntry } from '../policy/types.js';
 import type { ToolResult, ToolTiming } from '../toolResult.js';
 import type { CallRecord } from '../internal/callRecord.js';
-import { describeError } from '../internal/describe.js';
-import { renderItems, renderValue } from '../internal/renderContent.js';
+import { renderRecordContent } from '../internal/renderContent.js';
+
+const NONE: readonly never[] = Object.freeze([]);
+const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
- * The result stage: turns each finished record into its frozen `ToolResult`, rendering `content` for
- * the model and computing timing. The result, its `timing` and its `error` are frozen; `args` and
- * `value` are the model's and the tool's own objects, passed on as they are. A value that cannot be rendered (a BigInt, a cycle) becomes an
- * `invalid_output` error result rather than a stream error.
+ * The result stage: turns each finished record into its frozen `ToolResult`, with `content` rendered
+ * for the model (unless post-execute already did) and timing computed. A value that cannot be rendered
+ * (a BigInt, a cycle) becomes an `invalid_output` error result rather than a stream error. The result,
+ * its `timing`, `error`, `trace`, `meta` and `omitted` are frozen; `args` and `value` are the model's
+ * and the tool's own objects, passed on as they are.
  *
  * @example
  * ```ts
@@ -21,8 +25,10 @@ export function toResults(): OperatorFunction<CallRecord, ToolResult> {
 
 /** Builds the frozen result of one finished record. */
 export function toResult(record: CallRecord): ToolResult {
+  const content = renderRecordContent(record);
   const finishedAt = performance.now();
-  const { id, name, index, args, started } = record;
+  const { id, name, index, args, started, decision } = record;
+  const decidedAt = record.decidedAt || record.admittedAt;
   const timing: ToolTiming = Object.freeze({
     receivedAt: record.receivedAt,
     startedAt: started ? record.startedAt : undefined,
@@ -30,31 +36,38 @@ export function toResult(record: CallRecord): ToolResult {
     finishedAt,
     durations: Object.freeze({
       intake: record.admittedAt - record.receivedAt,
-      queue: started ? record.startedAt - record.admittedAt : 0,
+      policy: record.decidedAt > 0 ? record.decidedAt - record.admittedAt : 0,
+      queue: started ? record.startedAt - decidedAt : 0,
       execute: started ? record.endedAt - record.startedAt : 0,
+      post: record.postMs,
       total: finishedAt - record.receivedAt,
     }),
   });
-
+  const originalArgs = record.originalArgs === undefined ? args : record.originalArgs;
+  const rewrittenBy = record.rewrittenBy === undefined ? NONE : Object.freeze(record.rewrittenBy);
+  const trace: readonly TraceEntry[] =
+    record.trace === undefined ? NONE : Object.freeze(record.trace.map((entry) => Object.freeze(entry)));
+  const meta = record.meta === undefined ? NO_META : Object.freeze(record.meta);
+  const omitted = record.omitted === undefined ? undefined : Object.freeze(record.omitted);
+  // One literal per shape, no spread: this runs once per call on the hot path.
   if (record.status === 'ok') {
-    let content: string;
-    try {
-      content = renderValue(record.value, record.streamed);
-    } catch (error) {
-      const message = `Tool "${name}" returned a value that cannot be sent to the model: ${describeError(error)}`;
-      const invalidOutput = Object.freeze({ code: 'invalid_output', message } as const);
-      return Object.freeze({ id, name, index, status: 'error', content: message, error: invalidOutput, args, started, timing });
-    }
     const { value, streamed } = record;
-    return Object.freeze({ id, name, index, status: 'ok', content, value, streamed, args, started, timing });
+    return Object.freeze({
+      id, name, index, status: 'ok', content, value, streamed,
+      args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
+    });
   }
-
-  const error = Object.freeze(record.error!);
   const status = record.status!;
-  const partial = record.partial;
-  if (partial !== undefined && partial.length > 0) {
-    const content = `${renderItems(partial)}\n[output incomplete] ${error.message}`;
-    return Object.freeze({ id, name, index, status, content, error, partial: Object.freeze(partial), args, started, timing });
+  const error = Object.freeze(record.error!);
+  const { partial } = record;
+  if (partial === undefined) {
+    return Object.freeze({
+      id, name, index, status, content, error, incomplete: false,
+      args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
+    });
   }
-  return Object.freeze({ id, name, index, status, content: error.message, error, args, started, timing });
+  return Object.freeze({
+    id, name, index, status, content, error, partial: Object.freeze(partial), incomplete: true,
+    args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
+  });
 }

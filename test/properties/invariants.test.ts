@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createPipeline, type ToolCall, type ToolResult } from '../../src/index.js';
-import { BodyMonitor, callSpecs, monitoredTools, schedulerTimers } from '../support/monitor.js';
+import { BodyMonitor, callSpecs, gateApprover, gatePolicy, monitoredTools, schedulerTimers } from '../support/monitor.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -12,7 +12,7 @@ type Spec = (typeof callSpecs extends fc.Arbitrary<infer T> ? T : never)[number]
 async function feed(s: fc.Scheduler, specs: readonly Spec[], calls: Subject<ToolCall>): Promise<void> {
   for (const [i, spec] of specs.entries()) {
     if (!spec.burst) await s.schedule(Promise.resolve(), `arrival ${i}`);
-    const args = { key: `k${i}`, steps: spec.steps, outcome: spec.outcome };
+    const args = { key: `k${i}`, steps: spec.steps, outcome: spec.outcome, gate: spec.gate };
     calls.next({ id: `c${i}`, name: spec.name, args: spec.argsAsJson ? JSON.stringify(args) : args });
   }
   await s.schedule(Promise.resolve(), 'source completes');
@@ -119,6 +119,44 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
           expect(calls.observed).toBe(false); // the source was released
         },
       ),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('1, 2, 3, 5 with policies and approvals pending concurrently: order, bounds and barriers hold; only allowed or approved bodies run', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), callSpecs, fc.integer({ min: 1, max: 4 }), async (s, specs, concurrency) => {
+        const monitor = new BodyMonitor();
+        const asked: string[] = [];
+        const pipeline = createPipeline({
+          tools: monitoredTools(s, monitor),
+          concurrency,
+          onError: 'continue',
+          abortGraceMs: Infinity,
+          scheduler: schedulerTimers(s),
+          pre: [gatePolicy(s)],
+          approve: gateApprover(s, asked),
+        });
+        const calls = new Subject<ToolCall>();
+        const results: ToolResult[] = [];
+        const done = new Promise<void>((resolve, reject) =>
+          calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }),
+        );
+        void feed(s, specs, calls);
+        await s.waitFor(done);
+        await s.waitAll();
+
+        expect(results.map((r) => r.id)).toEqual(specs.map((_, i) => `c${i}`));
+        expect(monitor.violations).toEqual([]);
+        expect(monitor.maxRunning).toBeLessThanOrEqual(concurrency);
+        for (const [i, spec] of specs.entries()) {
+          const key = `k${i}`;
+          const admitted = spec.gate === 'allow' || spec.gate === 'ask-yes';
+          expect(monitor.started.has(key)).toBe(admitted);
+          if (!admitted) expect(results[i]!.status).toBe('denied');
+        }
+        expect(asked.sort()).toEqual(specs.flatMap((spec, i) => (spec.gate.startsWith('ask') ? [`k${i}`] : [])).sort());
+      }),
       { numRuns: NUM_RUNS },
     );
   });

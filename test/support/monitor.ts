@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, type AnyTool, type ToolContext } from '../../src/index.js';
+import { defineTool, type AnyTool, type Approver, type PrePolicy, type ToolContext } from '../../src/index.js';
 
 /** Watches tool bodies: who runs, overlaps, starts, and which signals aborted. */
 export class BodyMonitor {
@@ -58,7 +58,34 @@ export function schedulerTimers(s: fc.Scheduler): SchedulerLike & { readonly act
 export const OUTCOMES = ['ok', 'throw', 'sync', 'syncThrow', 'stream', 'hang'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-export const callSpec = z.object({ key: z.string(), steps: z.number().int().min(0), outcome: z.enum(OUTCOMES) });
+/** What the gate policy and approver do with a call (see `gatePolicy`). */
+export const GATES = ['allow', 'deny', 'ask-yes', 'ask-no'] as const;
+
+export const callSpec = z.object({
+  key: z.string(),
+  steps: z.number().int().min(0),
+  outcome: z.enum(OUTCOMES),
+  gate: z.enum(GATES).default('allow'),
+});
+
+/** A pre-execute policy deciding by the call's `gate`, after a few scheduler ticks. */
+export function gatePolicy(s: fc.Scheduler): PrePolicy {
+  return async function gate(ctx) {
+    const { key, gate } = ctx.args as z.output<typeof callSpec>;
+    await s.schedule(Promise.resolve(), `${key} policy`);
+    return { decision: gate === 'allow' ? 'allow' : gate === 'deny' ? 'deny' : 'ask' };
+  };
+}
+
+/** An approver answering by the call's `gate`, after a scheduler tick; counts the questions. */
+export function gateApprover(s: fc.Scheduler, asked: string[]): Approver {
+  return async (request) => {
+    const { key, gate } = request.args as z.output<typeof callSpec>;
+    asked.push(key);
+    await s.schedule(Promise.resolve(), `${key} approval`);
+    return gate === 'ask-yes' ? 'allowed-once' : 'rejected';
+  };
+}
 
 /**
  * Tools `par` (parallel), `ex` (exclusive) and `slow` (parallel, with a timeout that fires whenever
@@ -121,6 +148,7 @@ export const callSpecs = fc.array(
     outcome: fc.constantFrom<Outcome>('ok', 'ok', 'ok', 'sync', 'stream', 'throw', 'syncThrow', 'hang'),
     burst: fc.boolean(),
     argsAsJson: fc.boolean(),
+    gate: fc.constantFrom(...GATES),
   }),
   { maxLength: 14 },
 );

@@ -1,0 +1,143 @@
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import type { CallRecord } from './callRecord.js';
+import { Fifo } from './fifo.js';
+import { subscribeAsChild } from './subscribeAsChild.js';
+
+/** Work on one record; a promise when it is asynchronous. Must not throw or reject. */
+export type RecordWork = (record: CallRecord, signal: AbortSignal) => void | PromiseLike<void>;
+
+interface Entry {
+  readonly record: CallRecord;
+  readonly segment: Segment;
+  done: boolean;
+}
+
+/** A barrier and the non-barrier records after it, up to the next barrier. */
+interface Segment {
+  /** The segment's barrier, if it starts with one (the first segment may not). */
+  readonly barrier: Entry | undefined;
+  barrierOut: boolean;
+  /** Members not yet emitted. */
+  unemitted: number;
+  /** Done members waiting for the barrier (or for the segment to become the head). */
+  ready: Entry[];
+}
+
+/**
+ * Runs asynchronous per-record work (policies, approvals) for every record as it arrives, all at once,
+ * and emits each record when its work is done — without letting it overtake what the execute stage
+ * must see first:
+ * - a barrier (`isBarrier` at arrival: an exclusive call) is emitted only after every earlier record;
+ * - any other record is emitted only after every earlier barrier.
+ * So parallel calls may pass one another (a slow approval does not hold up the parallel calls around
+ * it), but never an exclusive call, in either direction: barriers keep their place for the pool.
+ *
+ * Records are grouped in segments (a barrier and the records after it); only the head segment emits,
+ * so each record is handled in O(1). Completion and a source error wait until every record is out.
+ * The `signal` given to the work aborts when the run's signal does or on unsubscribe; after
+ * unsubscribe, results are ignored. Work must settle the record itself (and never reject; a rejection
+ * is treated as done, leaving the record as the work left it).
+ */
+export function concurrentStage(
+  work: RecordWork,
+  isBarrier: (record: CallRecord) => boolean,
+  runSignal: AbortSignal | undefined,
+): MonoTypeOperatorFunction<CallRecord> {
+  return (source) =>
+    new Observable<CallRecord>((subscriber) => {
+      const controller = new AbortController();
+      const onRunAbort = () => controller.abort(runSignal!.reason);
+      if (runSignal?.aborted) onRunAbort();
+      else runSignal?.addEventListener('abort', onRunAbort, { once: true });
+      subscriber.add(() => {
+        runSignal?.removeEventListener('abort', onRunAbort);
+        controller.abort(new DOMException('the subscription ended', 'AbortError'));
+      });
+
+      const segments = new Fifo<Segment>();
+      let tail: Segment | undefined;
+      let inFlight = 0;
+      let sourceDone = false;
+      let sourceError: { error: unknown } | undefined;
+
+      const closeIfDone = () => {
+        if (!sourceDone || inFlight > 0 || subscriber.closed) return;
+        if (sourceError) subscriber.error(sourceError.error);
+        else subscriber.complete();
+      };
+      const emit = (entry: Entry) => {
+        entry.segment.unemitted--;
+        inFlight--;
+        subscriber.next(entry.record);
+      };
+      let advancing = false;
+      /** Emit what the head segment allows; move to the next segment when one is drained. */
+      const advance = () => {
+        if (advancing) return; // re-entered from downstream: the loop below re-reads the state
+        advancing = true;
+        try {
+          for (let head = segments.peek(); head !== undefined; head = segments.peek()) {
+            if (head.barrier !== undefined && !head.barrierOut) {
+              if (!head.barrier.done) break;
+              head.barrierOut = true;
+              emit(head.barrier);
+            }
+            if (head.ready.length > 0) {
+              const ready = head.ready;
+              head.ready = [];
+              for (const entry of ready) emit(entry);
+              continue;
+            }
+            if (head.unemitted > 0) break;
+            segments.shift();
+            if (head === tail) tail = undefined;
+          }
+        } finally {
+          advancing = false;
+        }
+        closeIfDone();
+      };
+      const finish = (entry: Entry) => {
+        if (subscriber.closed) return;
+        entry.done = true;
+        const { segment } = entry;
+        if (entry !== segment.barrier) segment.ready.push(entry);
+        if (segment === segments.peek()) advance();
+      };
+
+      subscribeAsChild(subscriber, source, {
+        next(record) {
+          inFlight++;
+          let segment = tail;
+          let entry: Entry;
+          if (isBarrier(record)) {
+            segment = { barrier: undefined, barrierOut: false, unemitted: 1, ready: [] };
+            entry = { record, segment, done: false };
+            (segment as { barrier: Entry | undefined }).barrier = entry;
+            segments.push(segment);
+            tail = segment;
+          } else {
+            if (segment === undefined) {
+              segment = { barrier: undefined, barrierOut: true, unemitted: 0, ready: [] };
+              segments.push(segment);
+              tail = segment;
+            }
+            segment.unemitted++;
+            entry = { record, segment, done: false };
+          }
+          const pending = work(record, controller.signal);
+          if (pending === undefined) finish(entry);
+          else pending.then(() => finish(entry), () => finish(entry));
+        },
+        error(error: unknown) {
+          sourceError = { error };
+          sourceDone = true;
+          closeIfDone();
+        },
+        complete() {
+          sourceDone = true;
+          closeIfDone();
+        },
+      });
+    });
+}

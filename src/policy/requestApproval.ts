@@ -1,0 +1,62 @@
+import type { SchedulerLike } from 'rxjs';
+import type { ApprovalError } from '../toolError.js';
+import { describeError, describeValue } from '../internal/describe.js';
+import type { ApprovalRequest, Approver } from './types.js';
+
+/** Approved, or the code and message of the denial. */
+export type ApprovalOutcome =
+  | { readonly approved: true }
+  | { readonly approved: false; readonly code: ApprovalError['code']; readonly message: string };
+
+/**
+ * Asks `approver` about one call and settles on the first of: its answer, `signal` aborting, or
+ * `timeoutMs` passing. Only an explicit `'allowed-once'` approves; everything else denies with a code
+ * that says why. The approver's own signal aborts on timeout too, so it can stop asking. Never rejects,
+ * and leaves no timer or listener behind.
+ */
+export function requestApproval(
+  approver: Approver | undefined,
+  request: ApprovalRequest,
+  signal: AbortSignal,
+  timeoutMs: number | undefined,
+  scheduler: SchedulerLike,
+): Promise<ApprovalOutcome> {
+  const denied = (code: ApprovalError['code'], why: string): ApprovalOutcome => ({
+    approved: false,
+    code,
+    message: `Denied: calling "${request.tool.name}" needs approval, and ${why}.`,
+  });
+  if (approver === undefined) return Promise.resolve(denied('approval_unavailable', 'no approver is configured'));
+  if (signal.aborted) return Promise.resolve(denied('approval_aborted', 'the run was aborted'));
+
+  return new Promise<ApprovalOutcome>((resolve) => {
+    const asking = new AbortController();
+    let settled = false;
+    const settle = (outcome: ApprovalOutcome) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      timer?.unsubscribe();
+      if (!outcome.approved) asking.abort(new DOMException(outcome.message, 'AbortError'));
+      resolve(outcome);
+    };
+    const onAbort = () => settle(denied('approval_aborted', 'the run was aborted before an answer came'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : scheduler.schedule(() => settle(denied('approval_timeout', `no answer came within ${timeoutMs} ms`)), timeoutMs);
+
+    const onAnswer = (answer: unknown) => {
+      if (answer === 'allowed-once') settle({ approved: true });
+      else if (answer === 'rejected') settle(denied('approval_rejected', 'the approver rejected it'));
+      else settle(denied('approval_invalid', `the approver answered ${describeValue(answer)}, not "allowed-once"`));
+    };
+    const onError = (error: unknown) => settle(denied('approval_error', `the approver failed: ${describeError(error)}`));
+    try {
+      Promise.resolve(approver(request, asking.signal)).then(onAnswer, onError);
+    } catch (error) {
+      onError(error);
+    }
+  });
+}

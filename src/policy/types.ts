@@ -1,0 +1,184 @@
+import type { AnyTool } from '../defineTool.js';
+import type { ToolCall } from '../toolCall.js';
+import type { ResultStatus } from '../toolResult.js';
+import type { ToolError } from '../toolError.js';
+
+/** A pre-execute verdict. Strictness: `deny` > `ask` > `allow`. */
+export type Decision = 'allow' | 'ask' | 'deny';
+
+/**
+ * What a pre-execute policy returns to decide.
+ *
+ * @example
+ * ```ts
+ * const decision: PreDecision = { decision: 'ask', reason: 'writes outside the workspace' };
+ * ```
+ */
+export interface PreDecision {
+  readonly decision: Decision;
+  /** Why: shown to the approver, and to the model when the call is denied. */
+  readonly reason?: string;
+}
+
+/**
+ * What a pre-execute policy sees.
+ *
+ * @example
+ * ```ts
+ * const logCalls: PrePolicy = (ctx, next) => {
+ *   console.log(ctx.call.name, ctx.args);
+ *   return next();
+ * };
+ * ```
+ */
+export interface PreContext {
+  /** The call as the model sent it. */
+  readonly call: ToolCall;
+  /** The tool it resolved to. */
+  readonly tool: AnyTool;
+  /** The current arguments as the body will receive them: the schema's output (defaults, transforms). */
+  readonly args: unknown;
+  /**
+   * The current arguments in the schema's input form: as the model sent them (JSON parsed), with the
+   * rewrites of earlier policies. Rewrite from this, not from `args`: with transforms the forms differ.
+   */
+  readonly input: unknown;
+  /** The call's arrival index within the subscription. */
+  readonly index: number;
+  /** Aborts when the run is aborted or unsubscribed. */
+  readonly signal: AbortSignal;
+  /**
+   * Replace the arguments (in the schema's input form, like `input`) for the policies after this one
+   * and for the body. They are validated by the tool's schema at once; a failure throws, and if the policy lets it propagate the call ends with an
+   * `invalid_rewrite` error result and never runs.
+   */
+  rewriteArgs(args: unknown): void;
+}
+
+/**
+ * A pre-execute policy: decide (`return { decision }`), delegate (`return next()`, then inspect what
+ * came back), or pass (`return undefined`, the same as delegating). `next()` resolves to the decision of
+ * the rest of the chain as the guard has folded it; calling it twice rejects. A policy that throws or
+ * returns anything but a decision denies the call (fail closed). Name your functions: the name appears
+ * in traces and error messages.
+ *
+ * @example
+ * ```ts
+ * const noShellOnFridays: PrePolicy = function noShellOnFridays(ctx) {
+ *   if (ctx.call.name === 'shell' && new Date().getDay() === 5) return { decision: 'deny', reason: 'read-only Friday' };
+ *   return undefined;
+ * };
+ * ```
+ */
+export type PrePolicy = (
+  ctx: PreContext,
+  next: () => Promise<PreDecision>,
+) => PreDecision | undefined | PromiseLike<PreDecision | undefined>;
+
+/** What a post-execute policy returns. */
+export type PostDecision =
+  /**
+   * Let the output through. `content` replaces the model-facing text (for any status, e.g. to add
+   * context to an error); `value` replaces the value of an `ok` result; `meta` is merged into the
+   * result's `meta`.
+   */
+  | { readonly kind: 'accept'; readonly content?: string; readonly value?: unknown; readonly meta?: Readonly<Record<string, unknown>> }
+  /** Withhold the output: an `ok` result becomes an error result whose content is `feedback`. */
+  | { readonly kind: 'block'; readonly feedback: string };
+
+/**
+ * What a post-execute policy sees: the outcome so far (after the policies nearer the end of the chain,
+ * once `next()` has resolved).
+ *
+ * @example
+ * ```ts
+ * const redact: PostPolicy = (ctx) =>
+ *   ctx.status === 'ok' ? { kind: 'accept', content: ctx.content.replaceAll(/sk-\w+/g, '[redacted]') } : undefined;
+ * ```
+ */
+export interface PostContext {
+  readonly call: ToolCall;
+  /** Undefined when intake never resolved the tool (e.g. `unknown_tool`). */
+  readonly tool: AnyTool | undefined;
+  /** The effective arguments. */
+  readonly args: unknown;
+  readonly index: number;
+  readonly status: ResultStatus;
+  /** The value of an `ok` result. */
+  readonly value: unknown;
+  /** The model-facing text. */
+  readonly content: string;
+  /** The error of a non-`ok` result. */
+  readonly error: ToolError | undefined;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A post-execute policy, in the same waterfall shape as {@link PrePolicy}: decide, or delegate with
+ * `next()` (which resolves to the outcome of the rest of the chain). A block cannot be undone by a
+ * policy further out; a throwing policy blocks (fail closed). Denied and failed results pass through too,
+ * but no policy turns them into success.
+ *
+ * @example
+ * ```ts
+ * const noSecrets: PostPolicy = function noSecrets(ctx) {
+ *   if (/BEGIN PRIVATE KEY/.test(ctx.content)) return { kind: 'block', feedback: 'The output held a private key and was withheld.' };
+ *   return undefined;
+ * };
+ * ```
+ */
+export type PostPolicy = (
+  ctx: PostContext,
+  next: () => Promise<PostDecision>,
+) => PostDecision | undefined | PromiseLike<PostDecision | undefined>;
+
+/** An approver's answer. Anything but `'allowed-once'` denies. */
+export type ApprovalAnswer = 'allowed-once' | 'rejected';
+
+/**
+ * What an approver is asked.
+ *
+ * @example
+ * ```ts
+ * const approve: Approver = async (request) =>
+ *   (await askHuman(`${request.tool.name}(${JSON.stringify(request.args)})? ${request.reasons.join('; ')}`))
+ *     ? 'allowed-once'
+ *     : 'rejected';
+ * ```
+ */
+export interface ApprovalRequest {
+  readonly call: ToolCall;
+  readonly tool: AnyTool;
+  /** The effective arguments: what the body will receive if approved. */
+  readonly args: unknown;
+  readonly index: number;
+  /** The reasons the policies gave for asking. */
+  readonly reasons: readonly string[];
+}
+
+/**
+ * Decides one `ask`ed call. An approval admits that one call only: the next call to the same tool asks
+ * again. Throwing, answering anything but `'allowed-once'`, the signal aborting, or `approvalTimeoutMs`
+ * passing all deny.
+ */
+export type Approver = (request: ApprovalRequest, signal: AbortSignal) => ApprovalAnswer | PromiseLike<ApprovalAnswer>;
+
+/**
+ * One event of a call's policy trace, in the order it happened: decisions as the pre-execute chain
+ * unwound (innermost first), refused relaxations, argument rewrites, failures, the approver's answer,
+ * and post-execute verdicts.
+ *
+ * @example
+ * ```ts
+ * for (const entry of result.trace) {
+ *   if (entry.event === 'relax_refused') console.warn(`${entry.policy} tried ${entry.from} → ${entry.to}`);
+ * }
+ * ```
+ */
+export type TraceEntry =
+  | { readonly stage: 'pre'; readonly event: 'decision'; readonly policy: string; readonly decision: Decision; readonly reason: string | undefined }
+  | { readonly stage: 'pre'; readonly event: 'rewrite'; readonly policy: string }
+  | { readonly stage: 'pre' | 'post'; readonly event: 'relax_refused'; readonly policy: string; readonly from: string; readonly to: string }
+  | { readonly stage: 'pre' | 'post'; readonly event: 'failed'; readonly policy: string; readonly message: string }
+  | { readonly stage: 'approval'; readonly event: 'answer'; readonly answer: string }
+  | { readonly stage: 'post'; readonly event: 'accept' | 'block'; readonly policy: string };

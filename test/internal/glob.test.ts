@@ -1,0 +1,140 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compileGlob, GlobSet } from '../../src/internal/glob.js';
+
+const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
+
+/** The glob semantics, spelled out over code points with memoised recursion: the oracle for compileGlob. */
+function referenceMatch(pattern: string, name: string): boolean {
+  const p = [...pattern];
+  const s = [...name];
+  const memo = new Map<number, boolean>();
+  const match = (i: number, j: number): boolean => {
+    const key = i * (s.length + 1) + j;
+    let result = memo.get(key);
+    if (result !== undefined) return result;
+    if (i === p.length) result = j === s.length;
+    else if (p[i] === '*') result = match(i + 1, j) || (j < s.length && match(i, j + 1));
+    else result = j < s.length && (p[i] === '?' || p[i] === s[j]) && match(i + 1, j + 1);
+    memo.set(key, result);
+    return result;
+  };
+  return match(0, 0);
+}
+
+// Regex metacharacters, digits (next to backreferences), separators and an astral character.
+const literalChar = fc.constantFrom('a', 'b', '_', '.', '-', ':', '$', '(', ')', '[', '\\', '^', '|', '+', '1', '0', 'é', '😀');
+const name = fc.array(literalChar, { maxLength: 12 }).map((chars) => chars.join(''));
+
+describe('compileGlob', () => {
+  it.each([
+    ['mcp__github__*', 'mcp__github__create_issue', true],
+    ['mcp__github__*', 'mcp__github__', true],
+    ['mcp__github__*', 'mcp__gitlab__create_issue', false],
+    ['read_*', 'read_file', true],
+    ['read_*', 'xread_file', false],
+    ['*_file', 'read_file.bak', false],
+    ['*', 'anything.at_all', true],
+    ['*', '', true],
+    ['bash?', 'bash2', true],
+    ['bash?', 'bash', false],
+    ['bash?', 'bash22', false],
+    ['?', '😀', true],
+    ['a.b', 'axb', false],
+    ['a.b', 'a.b', true],
+    ['(x|y)+', '(x|y)+', true],
+    ['(x|y)+', 'xy', false],
+    ['Read_*', 'read_file', false],
+    ['*a*b*1', 'xaybz1', true],
+    ['*a*b*1', 'xbyaz1', false],
+  ])('%s against %s → %s', (pattern, tool, expected) => {
+    expect(compileGlob(pattern).test(tool)).toBe(expected);
+  });
+
+  it.each([[''], [42], [undefined], [['read_*']]])('rejects %j with a TypeError naming it', (pattern) => {
+    expect(() => compileGlob(pattern as never)).toThrow(TypeError);
+    expect(() => compileGlob(pattern as never)).toThrow(/^compileGlob: pattern must be a non-empty string; received /);
+  });
+
+  it('names the rejected value', () => {
+    expect(() => compileGlob(42 as never)).toThrow('compileGlob: pattern must be a non-empty string; received 42');
+    expect(() => compileGlob('')).toThrow('received ""');
+  });
+
+  it('stays linear on a name built to make a naive translation backtrack', () => {
+    const glob = compileGlob('*a*a*a*a*a*a*a*a*b');
+    const started = performance.now();
+    expect(glob.test('a'.repeat(20_000))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('property: literal pieces of a name, in order, joined by * match the name', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ char: literalChar, kept: fc.boolean() }), { maxLength: 16 }),
+        fc.boolean(),
+        fc.boolean(),
+        (chars, leadingStar, trailingStar) => {
+          const tool = chars.map((c) => c.char).join('');
+          // A dropped run of characters becomes one `*`; kept runs stay as literal substrings.
+          const pattern = chars.map((c) => (c.kept ? c.char : '*')).join('').replace(/\*+/g, '*');
+          const glob = `${leadingStar ? '*' : ''}${pattern}${trailingStar ? '*' : ''}` || '*';
+          expect(compileGlob(glob).test(tool)).toBe(true);
+        },
+      ),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('property: a pattern without wildcards matches only itself', () => {
+    fc.assert(
+      fc.property(name.filter((n) => n !== ''), name, (literal, other) => {
+        const glob = compileGlob(literal);
+        expect(glob.test(literal)).toBe(true);
+        expect(glob.test(other)).toBe(other === literal);
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('property: agrees with a reference matcher on random patterns and names', () => {
+    const small = fc.constantFrom('a', 'b', '.', '1');
+    const smallName = fc.array(small, { maxLength: 10 }).map((c) => c.join(''));
+    const pattern = fc
+      .array(fc.oneof(small, fc.constantFrom('*', '?')), { minLength: 1, maxLength: 8 })
+      .map((c) => c.join(''));
+    fc.assert(
+      fc.property(pattern, smallName, (glob, tool) => {
+        expect(compileGlob(glob).test(tool)).toBe(referenceMatch(glob, tool));
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+});
+
+describe('GlobSet', () => {
+  it('reports the first matching pattern in list order', () => {
+    const set = new GlobSet(['write_*', '*_file', 'bash']);
+    expect(set.firstMatch('write_file')).toBe('write_*');
+    expect(set.firstMatch('read_file')).toBe('*_file');
+    expect(set.firstMatch('grep')).toBeUndefined();
+    expect(set.matches('bash')).toBe(true);
+    expect(set.matches('bash2')).toBe(false);
+  });
+
+  it('copies and freezes its patterns', () => {
+    const patterns = ['a*'];
+    const set = new GlobSet(patterns);
+    patterns.push('b*');
+    expect(set.patterns).toEqual(['a*']);
+    expect(Object.isFrozen(set.patterns)).toBe(true);
+  });
+
+  it('matches nothing when empty', () => {
+    expect(new GlobSet([]).matches('anything')).toBe(false);
+  });
+
+  it('rejects a bad pattern', () => {
+    expect(() => new GlobSet(['ok', 7 as never])).toThrow('compileGlob: pattern must be a non-empty string; received 7');
+  });
+});
