@@ -161,7 +161,7 @@ export interface ApprovalRequest {
  * again. Throwing, answering anything but `'allowed-once'`, the signal aborting, or `approvalTimeoutMs`
  * passing all deny.
  */
-export type Approver = (request: ApprovalRequest, signal: AbortSignal) => ApprovalAnswer | PromiseLike<ApprovalAnswer>;
+export type Approver = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
 
 /**
  * One event of a call's policy trace, in the order it happened: decisions as the pre-execute chain

@@ -142,7 +142,7 @@ describe('denyTools', () => {
 
 describe('askTools', () => {
   it('asks the approver for a matching tool with the call, tool, effective args and reasons; allowed-once runs it', async () => {
-    const approve = vi.fn<Approver>(() => 'allowed-once');
+    const approve = vi.fn<Approver>(async () => 'allowed-once');
     const result = await runOne({ pre: [askTools(['write_*'])], approve }, call('write_file', '{"path":"a.txt"}'));
     expect(result.status).toBe('ok');
     expect(result.decision).toBe('ask');
@@ -159,13 +159,13 @@ describe('askTools', () => {
   });
 
   it('gives the approver its own reason when one is passed', async () => {
-    const approve = vi.fn<Approver>(() => 'allowed-once');
+    const approve = vi.fn<Approver>(async () => 'allowed-once');
     await runOne({ pre: [askTools(['write_*'], 'writes to disk')], approve }, call('write_file', { path: 'a' }));
     expect(approve.mock.calls[0]![0].reasons).toEqual(['writes to disk']);
   });
 
   it('shows the approver the arguments as rewritten by later policies (what the body will receive)', async () => {
-    const approve = vi.fn<Approver>(() => 'allowed-once');
+    const approve = vi.fn<Approver>(async () => 'allowed-once');
     const result = await runOne({ pre: [askTools(['write_*']), pathSandbox({ root })], approve }, call('write_file', { path: 'notes/a.md' }));
     expect(approve.mock.calls[0]![0].args).toEqual({ path: path.join(root, 'notes/a.md') });
     expect(approve.mock.calls[0]![0].call.args).toEqual({ path: 'notes/a.md' });
@@ -194,7 +194,7 @@ describe('askTools', () => {
   });
 
   it('never overrides a later deny: write_secret is denied by denyTools without the approver being asked', async () => {
-    const approve = vi.fn<Approver>(() => 'allowed-once');
+    const approve = vi.fn<Approver>(async () => 'allowed-once');
     const result = await runOne({ pre: [askTools(['write_*']), denyTools(['write_secret'])], approve }, call('write_secret', { path: 'a' }));
     expect(result.status).toBe('denied');
     expect(result.error).toMatchObject({ code: 'denied', policy: 'denyTools(write_secret)' });
@@ -203,14 +203,14 @@ describe('askTools', () => {
   });
 
   it('still asks for a matching tool the later deny list does not cover', async () => {
-    const approve = vi.fn<Approver>(() => 'allowed-once');
+    const approve = vi.fn<Approver>(async () => 'allowed-once');
     const result = await runOne({ pre: [askTools(['write_*']), denyTools(['write_secret'])], approve }, call('write_file', { path: 'a' }));
     expect(result.status).toBe('ok');
     expect(approve).toHaveBeenCalledTimes(1);
   });
 
   it('passes a non-matching tool to the rest of the chain without asking', async () => {
-    const approve = vi.fn<Approver>(() => 'rejected');
+    const approve = vi.fn<Approver>(async () => 'rejected');
     const { policy } = spyPolicy();
     const result = await runOne({ pre: [askTools(['write_*']), policy], approve }, call('read_file', { path: 'a' }));
     expect(result.status).toBe('ok');
@@ -221,7 +221,7 @@ describe('askTools', () => {
   });
 
   it('lets a later deny decide a non-matching tool', async () => {
-    const approve = vi.fn<Approver>(() => 'allowed-once');
+    const approve = vi.fn<Approver>(async () => 'allowed-once');
     const result = await runOne({ pre: [askTools(['write_*']), denyTools(['read_secret'])], approve }, call('read_secret', { path: 'a' }));
     expect(result.error).toMatchObject({ code: 'denied', policy: 'denyTools(read_secret)' });
     expect(approve).not.toHaveBeenCalled();
