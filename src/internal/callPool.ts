@@ -170,7 +170,8 @@ export class CallPool implements BodySink {
     record.startedAt = performance.now();
     const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs;
     if (timeoutMs !== undefined) record.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
-    const maxItems = this.settings.retention.get(record.tool!.name)?.maxItems ?? Infinity;
+    const { retention } = this.settings;
+    const maxItems = retention.size === 0 ? Infinity : (retention.get(record.tool!.name)?.maxItems ?? Infinity);
     invokeBody(this, record, new ExecutionContext(this, record), maxItems);
   }
 

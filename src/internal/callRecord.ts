@@ -39,25 +39,15 @@ export class CallRecord {
   /** Milliseconds spent in post-execute. */
   postMs = 0;
 
-  // Policy state:
-  /** The arguments in the schema's input form (parsed JSON, then rewrites); set once intake parsed them. */
-  input: unknown = undefined;
-  /** The validated arguments before any policy rewrote them. */
-  originalArgs: unknown = undefined;
-  /** The folded pre-execute decision; undefined until pre-execute ran. */
+  /** The folded pre-execute decision; undefined until pre-execute ran (or intake failed). */
   decision: Decision | undefined = undefined;
-  /** The policy whose decision set the final level, and the reasons given at that level. */
-  decidedBy = '(default)';
-  reasons: readonly string[] = [];
-  /** Policies that rewrote the arguments, in order. */
-  rewrittenBy: string[] | undefined = undefined;
-  /** Created on the first event. */
-  trace: TraceEntry[] | undefined = undefined;
   /** The model-facing text once post-execute rendered it (the result stage renders it otherwise). */
   content: string | undefined = undefined;
-  meta: Record<string, unknown> | undefined = undefined;
-  /** What retention dropped. */
-  omitted: { items: number; characters: number; lines: number } | undefined = undefined;
+  /**
+   * State only some calls need (policies, budgets), allocated on first write: a batch of plain calls
+   * keeps small records, which measurably matters when 100k of them wait in the pool's queue.
+   */
+  private extras: CallExtras | undefined = undefined;
 
   // While the body holds a pool slot:
   /** The body runs alone. */
@@ -84,8 +74,63 @@ export class CallRecord {
     this.args = rawArgs;
   }
 
+  private get writable(): CallExtras {
+    return (this.extras ??= new CallExtras());
+  }
+  /** The arguments in the schema's input form (parsed JSON, then rewrites); set by pre-execute. */
+  get input(): unknown {
+    return this.extras?.input;
+  }
+  set input(value: unknown) {
+    this.writable.input = value;
+  }
+  /** The validated arguments before any policy rewrote them. */
+  get originalArgs(): unknown {
+    return this.extras?.originalArgs;
+  }
+  set originalArgs(value: unknown) {
+    this.writable.originalArgs = value;
+  }
+  /** The policy whose decision set the final level. */
+  get decidedBy(): string {
+    return this.extras?.decidedBy ?? '(default)';
+  }
+  set decidedBy(value: string) {
+    this.writable.decidedBy = value;
+  }
+  /** The reasons given at the final level. */
+  get reasons(): readonly string[] {
+    return this.extras?.reasons ?? NO_REASONS;
+  }
+  set reasons(value: readonly string[]) {
+    this.writable.reasons = value;
+  }
+  /** Policies that rewrote the arguments, in order. */
+  get rewrittenBy(): string[] | undefined {
+    return this.extras?.rewrittenBy;
+  }
+  set rewrittenBy(value: string[] | undefined) {
+    this.writable.rewrittenBy = value;
+  }
+  get trace(): TraceEntry[] | undefined {
+    return this.extras?.trace;
+  }
+  get meta(): Record<string, unknown> | undefined {
+    return this.extras?.meta;
+  }
+  set meta(value: Record<string, unknown> | undefined) {
+    this.writable.meta = value;
+  }
+  /** What retention dropped. */
+  get omitted(): Omitted | undefined {
+    return this.extras?.omitted;
+  }
+  set omitted(value: Omitted | undefined) {
+    this.writable.omitted = value;
+  }
+
   addTrace(entry: TraceEntry): void {
-    (this.trace ??= []).push(entry);
+    (this.writable.trace ??= []).push(entry);
   }
 
   succeed(value: unknown, streamed: boolean): void {
@@ -146,4 +191,19 @@ export class CallRecord {
     this.timer?.unsubscribe();
     this.timer = undefined;
   }
+}
+
+type Omitted = { items: number; characters: number; lines: number };
+const NO_REASONS: readonly string[] = Object.freeze([]);
+
+/** See `CallRecord.extras`. */
+class CallExtras {
+  input: unknown = undefined;
+  originalArgs: unknown = undefined;
+  decidedBy = '(default)';
+  reasons: readonly string[] = NO_REASONS;
+  rewrittenBy: string[] | undefined = undefined;
+  trace: TraceEntry[] | undefined = undefined;
+  meta: Record<string, unknown> | undefined = undefined;
+  omitted: Omitted | undefined = undefined;
 }

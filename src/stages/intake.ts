@@ -2,11 +2,13 @@ import { defer, map, type OperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { AnyTool } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
+import type { Decision } from '../policy/types.js';
 import type { RestrictionSet } from '../restrict/restrictionSet.js';
 import type { ArgsIssue } from '../toolError.js';
 import { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
+import { parseArguments } from '../internal/parseArguments.js';
 
 /** How many tool names an `unknown_tool` message lists before it summarises. */
 const LISTED_TOOLS = 30;
@@ -35,18 +37,12 @@ export function intake(settings: PipelineSettings): OperatorFunction<unknown, Ca
   const visible = restrictions === undefined ? [...tools.values()] : restrictions.filter([...tools.values()]);
   const available = Object.freeze(visible.map((tool) => tool.name));
   // Without policies the decision of every admitted call is known now: the pre stage is the identity.
-  const implicitAllow = settings.pre.length === 0 && settings.defaultDecision === 'allow';
+  const admittedAs = settings.pre.length === 0 && settings.defaultDecision === 'allow' ? 'allow' : undefined;
   return (source) =>
     defer(() => {
       let index = 0;
       const seenIds = new Set<string>();
-      return source.pipe(
-        map((call) => {
-          const record = admit(call, index++, seenIds, tools, available, restrictions);
-          if (implicitAllow && record.status === undefined) record.decision = 'allow';
-          return record;
-        }),
-      );
+      return source.pipe(map((call) => admit(call, index++, seenIds, tools, available, restrictions, admittedAs)));
     });
 }
 
@@ -57,6 +53,7 @@ function admit(
   tools: ReadonlyMap<string, AnyTool>,
   available: readonly string[],
   restrictions: RestrictionSet | undefined,
+  admittedAs: Decision | undefined,
 ): CallRecord {
   const receivedAt = performance.now();
   const shaped = typeof call === 'object' && call !== null;
@@ -104,23 +101,16 @@ function admit(
     }
   }
 
-  let parsed = args;
-  if (typeof args === 'string') {
-    if (args.trim() === '') {
-      parsed = {};
-    } else {
-      try {
-        parsed = JSON.parse(args);
-      } catch (error) {
-        return reject(record, {
-          code: 'invalid_json',
-          message: `The arguments for tool "${name}" are not valid JSON (${describeError(error)}). Send a JSON object.`,
-        });
-      }
-    }
+  let parsed: unknown;
+  try {
+    parsed = parseArguments(args);
+  } catch (error) {
+    return reject(record, {
+      code: 'invalid_json',
+      message: `The arguments for tool "${name}" are not valid JSON (${describeError(error)}). Send a JSON object.`,
+    });
   }
   record.args = parsed;
-  record.input = parsed;
 
   let outcome: ReturnType<typeof safeParse>;
   try {
@@ -144,6 +134,7 @@ function admit(
     });
   }
   record.args = outcome.data;
+  record.decision = admittedAs;
   record.admittedAt = performance.now();
   return record;
 }

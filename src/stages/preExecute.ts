@@ -8,6 +8,7 @@ import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { concurrentStage } from '../internal/concurrentStage.js';
 import { formatIssues } from '../internal/formatIssues.js';
+import { parseArguments } from '../internal/parseArguments.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
 
 /**
@@ -35,6 +36,7 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
 
   const decide = async (record: CallRecord, stageSignal: AbortSignal): Promise<void> => {
     record.originalArgs = record.args;
+    record.input = parseArguments(record.rawArgs); // parsed once already by intake, so it parses
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const contexts = preNames.map((policy) => new PolicyContext(record, call, stageSignal, policy));
