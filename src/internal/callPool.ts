@@ -4,6 +4,7 @@ import type { PipelineSettings } from '../options.js';
 import type { CancelReason } from '../toolError.js';
 import { describeError } from './describe.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
+import { BodyRun } from './bodyRun.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
@@ -84,7 +85,7 @@ export class CallPool implements BodySink {
   }
 
   resolveBody(record: CallRecord, value: unknown, streamed: boolean): void {
-    if (record.bodyDone || this.closed) return;
+    if (record.run!.done || this.closed) return;
     this.release(record);
     if (record.status === undefined) {
       record.endedAt = performance.now();
@@ -97,7 +98,7 @@ export class CallPool implements BodySink {
   }
 
   rejectBody(record: CallRecord, error: unknown, partial: readonly unknown[] | undefined): void {
-    if (record.bodyDone || this.closed) return;
+    if (record.run!.done || this.closed) return;
     this.release(record);
     if (record.status === undefined) {
       record.endedAt = performance.now();
@@ -125,7 +126,7 @@ export class CallPool implements BodySink {
     // Abort after deciding their results: an abort listener may settle a body synchronously.
     const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
     for (const record of cancelled) {
-      if (record.abort(abortReason)) this.release(record);
+      if (record.run!.abort(abortReason)) this.release(record);
     }
     for (let record = this.queue.shift(); record !== undefined; record = this.queue.shift()) {
       record.cancel(cancellation);
@@ -139,9 +140,9 @@ export class CallPool implements BodySink {
     this.closed = true;
     this.signal?.removeEventListener('abort', this.onAbort);
     const reason = this.running.size > 0 ? new DOMException('the subscription ended', 'AbortError') : undefined;
-    for (const record of this.running) {
-      record.clearTimer();
-      record.abort(reason); // a no-op for bodies already aborted (and stopped) by a timeout or cancel
+    for (const { run } of this.running) {
+      run!.clearTimer();
+      run!.abort(reason); // a no-op for bodies already aborted (and stopped) by a timeout or cancel
     }
     this.running.clear();
     this.queue.clear();
@@ -164,19 +165,20 @@ export class CallPool implements BodySink {
 
   private start(record: CallRecord, exclusive: boolean): void {
     this.running.add(record);
-    record.exclusive = exclusive;
+    const run = (record.run = new BodyRun(exclusive));
     if (exclusive) this.exclusiveRunning = true;
     record.started = true;
     record.startedAt = performance.now();
     const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs;
-    if (timeoutMs !== undefined) record.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
+    if (timeoutMs !== undefined) run.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
     const { retention } = this.settings;
     const maxItems = retention.size === 0 ? Infinity : (retention.get(record.tool!.name)?.maxItems ?? Infinity);
     invokeBody(this, record, new ExecutionContext(this, record), maxItems);
   }
 
   private timeout(record: CallRecord): void {
-    record.timer = undefined;
+    const run = record.run!;
+    run.timer = undefined;
     if (record.status !== undefined || this.closed) return;
     const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs!;
     record.endedAt = performance.now();
@@ -185,7 +187,7 @@ export class CallPool implements BodySink {
       message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`,
       timeoutMs,
     });
-    const finished = record.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
+    const finished = run.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
     if (finished) this.release(record);
     else this.holdForGrace(record);
     this.failed(record);
@@ -196,12 +198,13 @@ export class CallPool implements BodySink {
   private holdForGrace(record: CallRecord): void {
     const grace = this.settings.abortGraceMs;
     if (grace === 0) this.release(record);
-    else if (grace !== Infinity) record.timer = this.settings.scheduler.schedule(this.onGraceOver, grace, record);
+    else if (grace !== Infinity) record.run!.timer = this.settings.scheduler.schedule(this.onGraceOver, grace, record);
   }
 
   private abandon(record: CallRecord): void {
-    record.timer = undefined;
-    if (record.bodyDone || this.closed) return;
+    const run = record.run!;
+    run.timer = undefined;
+    if (run.done || this.closed) return;
     this.release(record);
     this.pump();
   }
@@ -214,10 +217,11 @@ export class CallPool implements BodySink {
   }
 
   private release(record: CallRecord): void {
-    record.bodyDone = true;
-    record.clearTimer();
+    const run = record.run!;
+    run.done = true;
+    run.clearTimer();
     this.running.delete(record);
-    if (record.exclusive) this.exclusiveRunning = false;
+    if (run.exclusive) this.exclusiveRunning = false;
   }
 
   private emit(record: CallRecord): void {

@@ -1,5 +1,5 @@
-import type { Subscription } from 'rxjs';
 import type { AnyTool } from '../defineTool.js';
+import type { BodyRun } from './bodyRun.js';
 import type { Decision, TraceEntry } from '../policy/types.js';
 import type { CancelReason, ToolError } from '../toolError.js';
 import type { ResultStatus } from '../toolResult.js';
@@ -49,20 +49,8 @@ export class CallRecord {
    */
   private extras: CallExtras | undefined = undefined;
 
-  // While the body holds a pool slot:
-  /** The body runs alone. */
-  exclusive = false;
-  /** The body settled or was abandoned; its slot is free. */
-  bodyDone = false;
-  /** The pending timeout, then the pending grace period. */
-  timer: Subscription | undefined = undefined;
-  /** Stops a streamed body; returns true when the body is thereby finished (an unsubscribed Observable). */
-  stopBody: (() => boolean) | undefined = undefined;
-  /** Created on first read of `ctx.signal`: most bodies never look. */
-  private controller: AbortController | undefined = undefined;
-  /** The abort reason, once aborted. */
-  private abortReason: unknown = undefined;
-  private aborted = false;
+  /** The running body's state, from start until it settles. */
+  run: BodyRun | undefined = undefined;
 
   constructor(
     readonly index: number,
@@ -165,32 +153,6 @@ export class CallRecord {
     });
   }
 
-  get isAborted(): boolean {
-    return this.aborted;
-  }
-
-  /** The body's signal, created lazily; already aborted if the call was aborted before the first read. */
-  signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.abortReason);
-    }
-    return this.controller.signal;
-  }
-
-  /** Aborts the body's signal (once) and stops a streamed body. Returns true when the body is finished. */
-  abort(reason: unknown): boolean {
-    if (this.aborted) return false;
-    this.aborted = true;
-    this.abortReason = reason;
-    this.controller?.abort(reason);
-    return this.stopBody?.() ?? false;
-  }
-
-  clearTimer(): void {
-    this.timer?.unsubscribe();
-    this.timer = undefined;
-  }
 }
 
 type Omitted = { items: number; characters: number; lines: number };

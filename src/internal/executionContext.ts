@@ -20,7 +20,7 @@ export class ExecutionContext implements ToolContext {
   }
 
   get signal(): AbortSignal {
-    return this.#record.signal();
+    return this.#record.run!.signal();
   }
 
   get callId(): string {
@@ -33,6 +33,6 @@ export class ExecutionContext implements ToolContext {
 
   cancelRest(): void {
     // After the body settled the call is over: it no longer speaks for the batch.
-    if (!this.#record.bodyDone) this.#pool.cancelRest('cancel_requested', this.#record);
+    if (!this.#record.run!.done) this.#pool.cancelRest('cancel_requested', this.#record);
   }
 }

@@ -61,7 +61,7 @@ function collectObservable(sink: BodySink, record: CallRecord, output: Observabl
     },
   });
   if (!done) {
-    record.stopBody = () => {
+    record.run!.stopBody = () => {
       subscription.unsubscribe();
       return true;
     };
@@ -76,7 +76,7 @@ async function collectAsyncIterable(
 ): Promise<void> {
   try {
     const iterator = output[Symbol.asyncIterator]();
-    record.stopBody = () => {
+    record.run!.stopBody = () => {
       // return() may reject or never settle; the loop below notices the abort on its own.
       Promise.resolve()
         .then(() => iterator.return?.())
@@ -85,7 +85,7 @@ async function collectAsyncIterable(
     };
     for (;;) {
       const step = await iterator.next();
-      if (step.done || record.isAborted) break;
+      if (step.done || record.run!.aborted) break;
       items.push(step.value);
     }
   } catch (error) {

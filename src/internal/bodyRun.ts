@@ -1,0 +1,51 @@
+import type { Subscription } from 'rxjs';
+
+/**
+ * The state of one running body, from its start until it settles: short-lived, so the long-lived
+ * `CallRecord` of every queued call stays small.
+ */
+export class BodyRun {
+  /** The body settled or was abandoned; its slot is free. */
+  done = false;
+  /** The pending timeout, then the pending grace period. */
+  timer: Subscription | undefined = undefined;
+  /** Stops a streamed body; returns true when the body is thereby finished (an unsubscribed Observable). */
+  stopBody: (() => boolean) | undefined = undefined;
+  /** Created on first read of `ctx.signal`: most bodies never look. */
+  private controller: AbortController | undefined = undefined;
+  /** The abort reason, once aborted. */
+  private abortReason: unknown = undefined;
+  #aborted = false;
+
+  constructor(
+    /** The body runs alone. */
+    readonly exclusive: boolean,
+  ) {}
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** The body's signal, created lazily; already aborted if the run was aborted before the first read. */
+  signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.#aborted) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Aborts the body's signal (once) and stops a streamed body. Returns true when the body is finished. */
+  abort(reason: unknown): boolean {
+    if (this.#aborted) return false;
+    this.#aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+    return this.stopBody?.() ?? false;
+  }
+
+  clearTimer(): void {
+    this.timer?.unsubscribe();
+    this.timer = undefined;
+  }
+}
