@@ -1,4 +1,4 @@
-// First run: a scripted "model" streams 8 tool calls; toolstream executes them as they arrive.
+// First run: a scripted "model" streams 9 tool calls; toolstream executes them as they arrive.
 // Run with `npm start`. Everything is local: the tools read this repository and write to a temp dir.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { concatMap, from, lastValueFrom, map, tap, timer, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createPipeline, defineTool, type ToolCall, type ToolContext, type ToolResult } from '../src/index.js';
+import { createPipeline, defineTool, pathSandbox, type ToolCall, type ToolContext, type ToolResult } from '../src/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url)); // the repository; tool paths are relative to it
 const notesDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolstream-first-run-'));
@@ -74,7 +74,13 @@ const writeNote = defineTool({
     }),
 });
 
-const pipeline = createPipeline({ tools: [listDir, readFile, hashFile, waitForFile, writeNote], concurrency: 4 });
+// A pre-execute policy: path arguments must stay inside the repository. Relative paths are rewritten to
+// absolute ones inside it; anything outside is denied before any tool body runs.
+const pipeline = createPipeline({
+  tools: [listDir, readFile, hashFile, waitForFile, writeNote],
+  concurrency: 4,
+  pre: [pathSandbox({ root })],
+});
 
 // --- the "model": calls arrive one at a time, args as JSON strings (as OpenAI streams them) ---
 const script: [delayMs: number, call: ToolCall][] = [
@@ -88,6 +94,7 @@ const script: [delayMs: number, call: ToolCall][] = [
   [30, { id: 'call_5', name: 'write_note', args: '{"title":"first run","text":"toolstream works"}' }],
   [30, { id: 'call_6', name: 'run_shell', args: '{"cmd":"rm -rf /"}' }], // no such tool: never runs
   [30, { id: 'call_7', name: 'read_file', args: '{"path":"tsconfig.json"}' }],
+  [30, { id: 'call_8', name: 'read_file', args: '{"path":"../../etc/passwd"}' }], // outside the root: denied
 ];
 let arrived = 0;
 const calls$ = from(script).pipe(

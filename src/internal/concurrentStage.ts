@@ -3,6 +3,11 @@ import type { CallRecord } from './callRecord.js';
 import { Fifo } from './fifo.js';
 import { subscribeAsChild } from './subscribeAsChild.js';
 
+/** An admitted exclusive call: a barrier the stages before execute keep in place. */
+export function isExclusiveCall(record: CallRecord): boolean {
+  return record.status === undefined && record.tool!.mode === 'exclusive';
+}
+
 /** Work on one record; a promise when it is asynchronous. Must not throw or reject. */
 export type RecordWork = (record: CallRecord, signal: AbortSignal) => void | PromiseLike<void>;
 

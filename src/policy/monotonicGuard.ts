@@ -2,7 +2,14 @@ import type { Decision } from './types.js';
 
 const STRICTNESS: Readonly<Record<Decision, number>> = { allow: 0, ask: 1, deny: 2 };
 
-/** The stricter of two decisions (`deny` > `ask` > `allow`). */
+/**
+ * The stricter of two decisions (`deny` > `ask` > `allow`).
+ *
+ * @example
+ * ```ts
+ * stricter('allow', 'ask'); // 'ask'
+ * ```
+ */
 export function stricter(a: Decision, b: Decision): Decision {
   return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
 }

@@ -2,8 +2,7 @@ import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import type { PipelineSettings } from '../options.js';
 import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
-import { concurrentStage } from '../internal/concurrentStage.js';
-import { isBarrier } from './preExecute.js';
+import { concurrentStage, isExclusiveCall } from '../internal/concurrentStage.js';
 
 /**
  * The guard stage: enforces the decision pre-execute folded for each call. Nothing that is not allowed
@@ -53,5 +52,5 @@ export function guard(settings: PipelineSettings, signal: AbortSignal | undefine
     });
   };
 
-  return concurrentStage(enforce, isBarrier, signal);
+  return concurrentStage(enforce, isExclusiveCall, signal);
 }

@@ -6,7 +6,7 @@ import { MonotonicGuard } from '../policy/monotonicGuard.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
-import { concurrentStage } from '../internal/concurrentStage.js';
+import { concurrentStage, isExclusiveCall } from '../internal/concurrentStage.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { parseArguments } from '../internal/parseArguments.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
@@ -68,14 +68,9 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
 
   return concurrentStage(
     (record, stageSignal) => (record.status === undefined ? decide(record, stageSignal) : undefined),
-    isBarrier,
+    isExclusiveCall,
     signal,
   );
-}
-
-/** An admitted exclusive call: the stages before execute keep it in place. */
-export function isBarrier(record: CallRecord): boolean {
-  return record.status === undefined && record.tool!.mode === 'exclusive';
 }
 
 /** Thrown by `rewriteArgs` when the schema rejects the new arguments. */

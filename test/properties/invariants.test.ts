@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { createPipeline, type ToolCall, type ToolResult } from '../../src/index.js';
+import { createPipeline, type PipelineOptions, type ToolCall, type ToolResult } from '../../src/index.js';
 import { BodyMonitor, callSpecs, gateApprover, gatePolicy, monitoredTools, schedulerTimers } from '../support/monitor.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
@@ -19,6 +19,27 @@ async function feed(s: fc.Scheduler, specs: readonly Spec[], calls: Subject<Tool
   calls.complete();
 }
 
+/** Runs the random batch to completion through a pipeline of monitored tools; returns what happened. */
+async function runBatch(s: fc.Scheduler, specs: readonly Spec[], options: Omit<PipelineOptions, 'tools' | 'scheduler'>) {
+  const monitor = new BodyMonitor();
+  const timers = schedulerTimers(s);
+  const pipeline = createPipeline({
+    tools: monitoredTools(s, monitor),
+    abortGraceMs: Infinity, // slots are freed only by bodies settling: the invariants hold exactly
+    scheduler: timers,
+    ...options,
+  });
+  const calls = new Subject<ToolCall>();
+  const results: ToolResult[] = [];
+  const done = new Promise<void>((resolve, reject) =>
+    calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }),
+  );
+  void feed(s, specs, calls);
+  await s.waitFor(done);
+  await s.waitAll();
+  return { monitor, timers, results };
+}
+
 describe('invariants (DESIGN.md) under random latencies, failures, modes and arrival times', () => {
   it('1, 2, 3, 6: one result per call in input order; ≤ concurrency bodies; exclusive alone; cancel-rest starts nothing and aborts what runs', async () => {
     await fc.assert(
@@ -28,23 +49,7 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
         fc.integer({ min: 1, max: 4 }),
         fc.constantFrom('cancel-rest' as const, 'continue' as const),
         async (s, specs, concurrency, onError) => {
-          const monitor = new BodyMonitor();
-          const timers = schedulerTimers(s);
-          const pipeline = createPipeline({
-            tools: monitoredTools(s, monitor),
-            concurrency,
-            onError,
-            abortGraceMs: Infinity, // slots are freed only by bodies settling: the invariants hold exactly
-            scheduler: timers,
-          });
-          const calls = new Subject<ToolCall>();
-          const results: ToolResult[] = [];
-          const done = new Promise<void>((resolve, reject) =>
-            calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }),
-          );
-          void feed(s, specs, calls);
-          await s.waitFor(done);
-          await s.waitAll();
+          const { monitor, timers, results } = await runBatch(s, specs, { concurrency, onError });
 
           // 1: exactly one result per call, in input order
           expect(results.map((r) => r.id)).toEqual(specs.map((_, i) => `c${i}`));
@@ -126,25 +131,13 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
   it('1, 2, 3, 5 with policies and approvals pending concurrently: order, bounds and barriers hold; only allowed or approved bodies run', async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), callSpecs, fc.integer({ min: 1, max: 4 }), async (s, specs, concurrency) => {
-        const monitor = new BodyMonitor();
         const asked: string[] = [];
-        const pipeline = createPipeline({
-          tools: monitoredTools(s, monitor),
+        const { monitor, results } = await runBatch(s, specs, {
           concurrency,
           onError: 'continue',
-          abortGraceMs: Infinity,
-          scheduler: schedulerTimers(s),
           pre: [gatePolicy(s)],
           approve: gateApprover(s, asked),
         });
-        const calls = new Subject<ToolCall>();
-        const results: ToolResult[] = [];
-        const done = new Promise<void>((resolve, reject) =>
-          calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }),
-        );
-        void feed(s, specs, calls);
-        await s.waitFor(done);
-        await s.waitAll();
 
         expect(results.map((r) => r.id)).toEqual(specs.map((_, i) => `c${i}`));
         expect(monitor.violations).toEqual([]);
