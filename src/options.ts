@@ -64,6 +64,13 @@ export interface PipelineOptions {
   /** How long an approval may take before the call is denied (`approval_timeout`). @default no limit */
   readonly approvalTimeoutMs?: number;
   /**
+   * How long one call's pre-execute chain, or its post-execute chain, may take. Past it the chain fails
+   * closed (`policy_error`, naming the policy still pending) and the policies' `ctx.signal` aborts: a
+   * policy that never settles cannot hold a call, or the barriers behind it, forever.
+   * @default 30000
+   */
+  readonly policyTimeoutMs?: number;
+  /**
    * Post-execute policies, run as a waterfall over every result (failed ones too). See {@link PostPolicy}.
    * @default []
    */
@@ -111,6 +118,7 @@ export interface PipelineSettings {
   readonly defaultDecision: Decision;
   readonly approve: Approver | undefined;
   readonly approvalTimeoutMs: number | undefined;
+  readonly policyTimeoutMs: number;
   readonly post: readonly PostPolicy[];
   readonly postNames: readonly string[];
   readonly restrictions: RestrictionSet | undefined;
@@ -154,7 +162,8 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     fail('scheduler', 'an RxJS SchedulerLike', scheduler);
   }
 
-  const { pre = [], post = [], defaultDecision = 'allow', approve, approvalTimeoutMs, restrictions, retention } = options;
+  const { pre = [], post = [], defaultDecision = 'allow', approve, approvalTimeoutMs, policyTimeoutMs = 30_000, restrictions, retention } =
+    options;
   const preNames = policyNames('pre', pre, fail);
   const postNames = policyNames('post', post, fail);
   if (defaultDecision !== 'allow' && defaultDecision !== 'ask' && defaultDecision !== 'deny') {
@@ -164,6 +173,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   if (approvalTimeoutMs !== undefined && !isPositiveDuration(approvalTimeoutMs)) {
     fail('approvalTimeoutMs', 'a positive number of milliseconds', approvalTimeoutMs);
   }
+  if (!isPositiveDuration(policyTimeoutMs)) fail('policyTimeoutMs', 'a positive number of milliseconds', policyTimeoutMs);
   if (restrictions !== undefined && !(restrictions instanceof RestrictionSet)) {
     fail('restrictions', 'a RestrictionSet', restrictions);
   }
@@ -193,6 +203,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     defaultDecision,
     approve,
     approvalTimeoutMs,
+    policyTimeoutMs,
     post,
     postNames,
     restrictions,

@@ -45,6 +45,8 @@ export async function runWaterfall<Ctx, D>(
   contexts: readonly Ctx[],
   folder: WaterfallFold<D>,
   stage: 'pre' | 'post',
+  /** The names of the policies still running, most recent last (to blame one on a timeout). */
+  pending: Set<string> = new Set(),
 ): Promise<{ readonly decision: D; readonly failure: WaterfallFailure | undefined }> {
   let failure: WaterfallFailure | undefined;
   const fail = (policy: string, message: string, cause: unknown) => {
@@ -64,11 +66,13 @@ export async function runWaterfall<Ctx, D>(
     };
 
     let returned: unknown;
+    pending.add(name);
     try {
       returned = await policies[i]!(contexts[i]!, next);
     } catch (error) {
       fail(name, `threw: ${describeError(error)}`, error);
     }
+    pending.delete(name);
     if (downstream !== undefined) await downstream; // never rejects
     if (failure !== undefined) return folder.current();
     if (returned === undefined) return downstream ?? next();

@@ -4,6 +4,7 @@ import type { PostContext, PostDecision } from '../policy/types.js';
 import { retainText } from '../retain/textRetainer.js';
 import type { ToolCall } from '../toolCall.js';
 import type { CallRecord } from '../internal/callRecord.js';
+import { ChainDeadline } from '../internal/chainDeadline.js';
 import { concurrentStage } from '../internal/concurrentStage.js';
 import { renderRecordContent } from '../internal/renderContent.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
@@ -17,7 +18,8 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
  * 2. A `block` withholds the output: an `ok` result becomes an error result (`blocked`) whose content is
  *    the feedback; a failed one keeps its status and error and shows the feedback. Blocks are folded
  *    monotonically: an `accept` further out cannot undo one (recorded as `relax_refused`).
- * 3. A policy that throws or returns a non-decision blocks an `ok` result (`policy_error`, fail closed).
+ * 3. A policy that throws or returns a non-decision, or a chain that has not decided within
+ *    `policyTimeoutMs`, blocks an `ok` result (`policy_error`, fail closed).
  * 4. Retention (`retention` option): the text budget cuts `content` with an in-band note and exact
  *    counts in `omitted` (items were already counted while the stream was collected).
  * Results leave in completion order (the reorder stage restores model order). With no post policies and
@@ -29,7 +31,7 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
  * ```
  */
 export function postExecute(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
-  const { post, postNames, retention } = settings;
+  const { post, postNames, retention, policyTimeoutMs, scheduler } = settings;
   if (post.length === 0 && retention.size === 0) return identity;
 
   const retain = (record: CallRecord, startedAt: number) => {
@@ -49,8 +51,11 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
   const judge = async (record: CallRecord, stageSignal: AbortSignal, startedAt: number): Promise<void> => {
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const view = new PostView(record, call, folder, stageSignal);
-    const { failure } = await runWaterfall(post, postNames, postNames.map(() => view), folder, 'post');
+    const deadline = new ChainDeadline(stageSignal, policyTimeoutMs, scheduler);
+    const view = new PostView(record, call, folder, deadline.signal);
+    const pending = new Set<string>();
+    const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', pending);
+    const { failure } = await deadline.race(chain, pending, (timedOut) => ({ decision: folder.current(), failure: timedOut }));
     const wasOk = record.status === 'ok';
     if (failure !== undefined) {
       record.addTrace({ stage: 'post', event: 'failed', policy: failure.policy, message: failure.message });

@@ -6,6 +6,7 @@ import { MonotonicGuard } from '../policy/monotonicGuard.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
+import { ChainDeadline } from '../internal/chainDeadline.js';
 import { concurrentStage, isExclusiveCall } from '../internal/concurrentStage.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { parseArguments } from '../internal/parseArguments.js';
@@ -21,7 +22,8 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
  * 1. A record that is already finished (intake error) passes untouched.
  * 2. `ctx.rewriteArgs` validates the new arguments with the tool's schema at once; a rejected rewrite
  *    that the policy lets propagate ends the call with `invalid_rewrite` (it never runs).
- * 3. A policy that throws or returns a non-decision denies the call (`policy_error`, fail closed).
+ * 3. A policy that throws or returns a non-decision denies the call (`policy_error`, fail closed); so
+ *    does a chain that has not decided within `policyTimeoutMs` (its `ctx.signal` then aborts).
  * 4. Calls are decided concurrently; exclusive calls keep their place (see `concurrentStage`).
  * With no policies and `defaultDecision: 'allow'` the stage is the identity: it costs nothing.
  *
@@ -31,7 +33,7 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
  * ```
  */
 export function preExecute(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
-  const { pre, preNames, defaultDecision } = settings;
+  const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
   if (pre.length === 0 && defaultDecision === 'allow') return identity;
 
   const decide = async (record: CallRecord, stageSignal: AbortSignal): Promise<void> => {
@@ -39,8 +41,13 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
     record.input = parseArguments(record.rawArgs); // parsed once already by intake, so it parses
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const contexts = preNames.map((policy) => new PolicyContext(record, call, stageSignal, policy));
-    const { decision, failure } = await runWaterfall(pre, preNames, contexts, folder, 'pre');
+    const deadline = new ChainDeadline(stageSignal, policyTimeoutMs, scheduler);
+    const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline.signal, policy));
+    const pending = new Set<string>();
+    const { decision, failure } = await deadline.race(runWaterfall(pre, preNames, contexts, folder, 'pre', pending), pending, (timedOut) => ({
+      decision: folder.current(),
+      failure: timedOut,
+    }));
     if (failure === undefined) {
       record.decision = decision.decision;
       return;

@@ -179,3 +179,13 @@ it('a body never runs for a denied call, even with post policies that accept', a
   expect(result!.status).toBe('denied');
   expect(body).not.toHaveBeenCalled();
 });
+
+it('a post chain that has not decided within policyTimeoutMs withholds an ok output (fail closed)', async () => {
+  let signal: AbortSignal | undefined;
+  const stuck = named('stuck', (ctx) => ((signal = ctx.signal), new Promise<undefined>(() => {})));
+  const [result] = await createPipeline({ tools, post: [stuck], policyTimeoutMs: 15 }).run([call('read', { text: 'x' })]);
+  expect(result!.status).toBe('error');
+  expect(result!.error).toMatchObject({ code: 'policy_error', stage: 'post', policy: 'stuck' });
+  expect(result!.value).toBeUndefined();
+  expect(signal?.aborted).toBe(true);
+});

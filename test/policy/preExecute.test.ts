@@ -190,3 +190,21 @@ describe('argument rewrites', () => {
     expect(result.args).toEqual({ path: '/abs/a', n: 0 });
   });
 });
+
+describe('policy time limit', () => {
+  it('a chain that has not decided within policyTimeoutMs fails closed, blaming the pending policy, whose signal aborts', async () => {
+    let signal: AbortSignal | undefined;
+    const stuck = named('stuck', (ctx) => ((signal = ctx.signal), new Promise<undefined>(() => {})));
+    const outer = named('outer', (_ctx, next) => next());
+    const result = await run({ pre: [outer, stuck], policyTimeoutMs: 15 });
+    expect(result.status).toBe('denied');
+    expect(result.error).toMatchObject({ code: 'policy_error', stage: 'pre', policy: 'stuck' });
+    expect(result.content).toBe('Denied: pre-execute policy "stuck" did not decide within 15 ms (policies fail closed).');
+    expect(signal?.aborted).toBe(true);
+    expect(body).not.toHaveBeenCalled();
+  });
+
+  it('policyTimeoutMs is validated', () => {
+    expect(() => createPipeline({ tools: [tool], policyTimeoutMs: 0 })).toThrow(/`policyTimeoutMs` must be a positive number/);
+  });
+});
