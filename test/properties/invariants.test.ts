@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createPipeline, type PipelineOptions, type ToolCall, type ToolResult } from '../../src/index.js';
-import { BodyMonitor, callSpecs, gateApprover, gatePolicy, monitoredTools, schedulerTimers } from '../support/monitor.js';
+import { BodyMonitor, callSpecs, gateApprover, gatePolicy, monitoredTools, NEVER_MS, schedulerTimers } from '../support/monitor.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -135,6 +135,7 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
         const { monitor, results } = await runBatch(s, specs, {
           concurrency,
           onError: 'continue',
+          policyTimeoutMs: NEVER_MS, // the policies here are slow, not stuck
           pre: [gatePolicy(s)],
           approve: gateApprover(s, asked),
         });

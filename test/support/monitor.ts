@@ -31,6 +31,9 @@ export class BodyMonitor {
   }
 }
 
+/** Timers at least this long never fire under `schedulerTimers`. */
+export const NEVER_MS = 1_000_000_000;
+
 /** A timer scheduler whose timers fire when fast-check's scheduler says so; counts live timers. */
 export function schedulerTimers(s: fc.Scheduler): SchedulerLike & { readonly active: () => number } {
   let active = 0;
@@ -44,6 +47,8 @@ export function schedulerTimers(s: fc.Scheduler): SchedulerLike & { readonly act
         if (live) active--;
         live = false;
       });
+      // A delay this long stands for "never within this test": counted and cancellable, never fired.
+      if (delay >= NEVER_MS) return subscription;
       void s.schedule(Promise.resolve(), `timer ${delay}ms`).then(() => {
         if (!live) return;
         live = false;
