@@ -33,6 +33,15 @@ export interface PipelineOptions {
    * @default 'cancel-rest'
    */
   readonly onError?: OnError;
+  /**
+   * Bounds memory behind one slow call: while this many results wait (finished, but held for model
+   * order behind an unfinished earlier call), no new body starts — except the earliest unfinished call
+   * itself, and any call when nothing runs, so the batch always progresses. At most about
+   * `maxPending + concurrency` results wait. Lower it to cap memory, raise it (or `Infinity`) to keep the
+   * pool busy behind a straggler.
+   * @default 1000
+   */
+  readonly maxPending?: number;
   /** Time limit for tools without their own `timeoutMs`. @default no limit */
   readonly defaultTimeoutMs?: number;
   /**
@@ -108,6 +117,7 @@ export interface RetentionBudget {
 export interface PipelineSettings {
   readonly tools: ReadonlyMap<string, AnyTool>;
   readonly concurrency: number;
+  readonly maxPending: number;
   readonly onError: OnError;
   readonly defaultTimeoutMs: number | undefined;
   readonly abortGraceMs: number;
@@ -135,6 +145,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   const {
     tools,
     concurrency = 10,
+    maxPending = 1000,
     onError = 'cancel-rest',
     defaultTimeoutMs,
     abortGraceMs = 1000,
@@ -150,6 +161,9 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   });
   if (!(concurrency === Infinity || (Number.isInteger(concurrency) && concurrency >= 1))) {
     fail('concurrency', 'a positive integer or Infinity', concurrency);
+  }
+  if (!(maxPending === Infinity || (Number.isInteger(maxPending) && maxPending >= 1))) {
+    fail('maxPending', 'a positive integer or Infinity', maxPending);
   }
   if (onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
   if (defaultTimeoutMs !== undefined && !isPositiveDuration(defaultTimeoutMs)) {
@@ -194,6 +208,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   return {
     tools: byName,
     concurrency,
+    maxPending,
     onError,
     defaultTimeoutMs,
     abortGraceMs,

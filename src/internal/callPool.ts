@@ -22,8 +22,10 @@ import { invokeBody, type BodySink } from './invokeBody.js';
  *    `cancelled` results without starting; running ones get theirs at once and see their signal abort.
  * 4. A timed-out or cancelled body keeps its slot until it settles, at most `abortGraceMs`, so a body
  *    that honours its signal never overlaps its successor, and one that ignores it cannot stall the pool.
- * 5. Completion waits for every received call's result; a source error is forwarded after them.
- * 6. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
+ * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when
+ *    nothing runs, the head) may start: memory stays bounded behind a straggler.
+ * 6. Completion waits for every received call's result; a source error is forwarded after them.
+ * 7. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
  *    and listener. Reports from bodies after teardown are ignored.
  *
  * Nothing recurses per call: `pump` is re-entrant-safe (a nested call returns and the running loop picks
@@ -39,6 +41,10 @@ export class CallPool implements BodySink {
   private exclusiveRunning = false;
   /** Received records whose result is not yet emitted. */
   private outstanding = 0;
+  /** The lowest index not yet emitted: results above it wait in the reorder buffer. */
+  private lowestOpen = 0;
+  /** Indices emitted above `lowestOpen`: the results waiting for it. */
+  private readonly emittedAhead = new Set<number>();
   private sourceDone = false;
   private sourceError: { readonly error: unknown } | undefined = undefined;
   /** Set once the rest of the subscription is cancelled. */
@@ -154,8 +160,12 @@ export class CallPool implements BodySink {
     try {
       const { queue, running, settings } = this;
       while (!this.closed && this.cancellation === undefined && queue.length > 0) {
-        const exclusive = queue.peek()!.tool!.mode === 'exclusive';
+        const head = queue.peek()!;
+        const exclusive = head.tool!.mode === 'exclusive';
         if (exclusive ? running.size > 0 : this.exclusiveRunning || running.size >= settings.concurrency) break;
+        // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
+        // nothing runs (then starting is the only way forward).
+        if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
         this.start(queue.shift()!, exclusive);
       }
     } finally {
@@ -228,7 +238,22 @@ export class CallPool implements BodySink {
     if (this.closed) return;
     this.outstanding--;
     this.destination.next(record);
+    // After delivering: resuming may start and finish other calls, and even complete the output.
+    this.trackOrder(record.index);
     this.closeIfDone();
+  }
+
+  /** Follows what the reorder buffer will hold; when the straggler is out, starting may resume. */
+  private trackOrder(index: number): void {
+    if (index !== this.lowestOpen) {
+      this.emittedAhead.add(index);
+      return;
+    }
+    const { emittedAhead } = this;
+    const wasFull = emittedAhead.size >= this.settings.maxPending;
+    this.lowestOpen++;
+    while (emittedAhead.delete(this.lowestOpen)) this.lowestOpen++;
+    if (wasFull && emittedAhead.size < this.settings.maxPending) this.pump();
   }
 
   private closeIfDone(): void {

@@ -48,8 +48,9 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
         callSpecs,
         fc.integer({ min: 1, max: 4 }),
         fc.constantFrom('cancel-rest' as const, 'continue' as const),
-        async (s, specs, concurrency, onError) => {
-          const { monitor, timers, results } = await runBatch(s, specs, { concurrency, onError });
+        fc.constantFrom(1, 2, 5, Infinity),
+        async (s, specs, concurrency, onError, maxPending) => {
+          const { monitor, timers, results } = await runBatch(s, specs, { concurrency, onError, maxPending });
 
           // 1: exactly one result per call, in input order
           expect(results.map((r) => r.id)).toEqual(specs.map((_, i) => `c${i}`));
