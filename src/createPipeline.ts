@@ -98,7 +98,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         guard(settings, signal),
         executeCalls(settings, signal),
         postExecute(settings, signal),
-        toResults(),
+        toResults(settings.observers),
         reorderByIndex(),
       );
   };

@@ -58,6 +58,10 @@ export { ItemRetainer } from './retain/itemRetainer.js';
 export { retainText, TextRetainer } from './retain/textRetainer.js';
 export type { RetainedText, TextBudget } from './retain/textRetainer.js';
 
+// Observability
+export { otelSpans } from './observe/otelSpans.js';
+export type { SpanTracer } from './observe/otelSpans.js';
+
 // Errors thrown by toolstream itself
 export { ConfigError, SourceError } from './errors.js';
 export type { ToolstreamError } from './errors.js';

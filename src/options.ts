@@ -3,6 +3,7 @@ import type { AnyTool, OnError } from './defineTool.js';
 import { ConfigError } from './errors.js';
 import { isPositiveDuration } from './internal/validate.js';
 import type { Approver, Decision, PostPolicy, PrePolicy } from './policy/types.js';
+import type { ToolResult } from './toolResult.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
 
 /**
@@ -84,6 +85,13 @@ export interface PipelineOptions {
    * @default []
    */
   readonly post?: readonly PostPolicy[];
+  /**
+   * Told about every result as it is built (before the reorder buffer), for metrics and tracing — see
+   * `otelSpans`. An observer that throws does not disturb the pipeline; its error is reported like an
+   * unhandled error of an RxJS subscriber (`rxjs` `config.onUnhandledError`, else thrown asynchronously).
+   * @default []
+   */
+  readonly observers?: readonly ((result: ToolResult) => void)[];
   /** Which tools this scope may call; calls to others get a `restricted` result at intake. */
   readonly restrictions?: RestrictionSet;
   /** Output budgets: `default` for every tool, `tools[name]` for one. Applied after post-execute policies. */
@@ -132,6 +140,7 @@ export interface PipelineSettings {
   readonly post: readonly PostPolicy[];
   readonly postNames: readonly string[];
   readonly restrictions: RestrictionSet | undefined;
+  readonly observers: readonly ((result: ToolResult) => void)[];
   /** The budget of each tool that has one (default or its own). */
   readonly retention: ReadonlyMap<string, RetentionBudget>;
 }
@@ -176,8 +185,20 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     fail('scheduler', 'an RxJS SchedulerLike', scheduler);
   }
 
-  const { pre = [], post = [], defaultDecision = 'allow', approve, approvalTimeoutMs, policyTimeoutMs = 30_000, restrictions, retention } =
-    options;
+  const {
+    pre = [],
+    post = [],
+    defaultDecision = 'allow',
+    approve,
+    approvalTimeoutMs,
+    policyTimeoutMs = 30_000,
+    restrictions,
+    retention,
+    observers = [],
+  } = options;
+  if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === 'function')) {
+    fail('observers', 'an array of functions (result) => void', observers);
+  }
   const preNames = policyNames('pre', pre, fail);
   const postNames = policyNames('post', post, fail);
   if (defaultDecision !== 'allow' && defaultDecision !== 'ask' && defaultDecision !== 'deny') {
@@ -222,6 +243,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     post,
     postNames,
     restrictions,
+    observers,
     retention: budgets,
   };
 }

@@ -1,4 +1,4 @@
-import { map, type OperatorFunction } from 'rxjs';
+import { config, map, type OperatorFunction } from 'rxjs';
 import type { TraceEntry } from '../policy/types.js';
 import type { ToolResult, ToolTiming } from '../toolResult.js';
 import type { CallRecord } from '../internal/callRecord.js';
@@ -19,8 +19,29 @@ const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
  * records$.pipe(toResults()).subscribe((result) => Object.isFrozen(result)); // true
  * ```
  */
-export function toResults(): OperatorFunction<CallRecord, ToolResult> {
-  return map(toResult);
+export function toResults(observers: readonly ((result: ToolResult) => void)[] = []): OperatorFunction<CallRecord, ToolResult> {
+  if (observers.length === 0) return map(toResult);
+  return map((record) => {
+    const result = toResult(record);
+    for (const observe of observers) {
+      try {
+        observe(result);
+      } catch (error) {
+        reportObserverError(error);
+      }
+    }
+    return result;
+  });
+}
+
+/** As RxJS reports an error thrown by a subscriber callback: never into the stream. */
+function reportObserverError(error: unknown): void {
+  const { onUnhandledError } = config;
+  if (onUnhandledError) onUnhandledError(error);
+  else
+    setTimeout(() => {
+      throw error;
+    });
 }
 
 /** Builds the frozen result of one finished record. */
