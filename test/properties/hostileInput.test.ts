@@ -35,7 +35,45 @@ const call = fc.oneof(
   { weight: 1, arbitrary: fc.anything() },
 );
 
+const hostileStrings = fc.oneof(
+  fc.string({ unit: 'binary' }),
+  fc.constantFrom('\u0000', '\u2028\u2029', '\uD800', '\uFFFF', '💥'.repeat(50), ' '.repeat(1000)),
+);
+const pollution = fc.constantFrom(
+  '{"__proto__":{"polluted":"yes"}}',
+  '{"constructor":{"prototype":{"polluted":"yes"}}}',
+  '{"text":"x","__proto__":{"polluted":"yes"}}',
+  '{"a":[1],"__proto__":{"polluted":"yes"}}',
+);
+const deep = fc.integer({ min: 1, max: 5000 }).map((depth) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
+
 describe('invariant 7: nothing the model sends crashes the stream', () => {
+  it('hostile strings, prototype keys, deep nesting, empty and duplicate ids: a result each, and no prototype polluted', async () => {
+    const loose = defineTool({ name: 'loose', description: 'l', input: z.looseObject({}), mode: 'parallel', execute: (args) => args });
+    const pipeline = createPipeline({ tools: [...tools, loose], onError: 'continue' });
+    const ids = fc.oneof(fc.constantFrom('', 'same', '__proto__', 'constructor'), hostileStrings);
+    const names = fc.oneof(fc.constantFrom('echo', 'free', 'strict', 'loose', '__proto__', 'constructor', 'toString', 'valueOf'), hostileStrings);
+    const args = fc.oneof(hostileStrings, pollution, deep, fc.jsonValue().map((v) => JSON.stringify(v)));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.record({ id: ids, name: names, args }), { maxLength: 12 }), async (calls) => {
+        const results = await pipeline.run(calls);
+        expect(results.map((r) => r.index)).toEqual(calls.map((_, i) => i));
+        const seen = new Set<string>();
+        for (const [i, result] of results.entries()) {
+          const { id } = calls[i]!;
+          if (id === '') expect(result.error?.code).toBe('invalid_call');
+          else if (seen.has(id)) expect(result.error?.code).toBe('duplicate_id');
+          if (id !== '') seen.add(id);
+          expect(typeof result.content).toBe('string');
+        }
+        expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+        expect(Object.prototype).not.toHaveProperty('polluted');
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+
   it('any JSON, any name, any shape: one result per call, in order, and the promise resolves', async () => {
     const pipeline = createPipeline({ tools, onError: 'continue' });
     await fc.assert(
