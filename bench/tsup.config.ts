@@ -8,7 +8,7 @@ import { defineConfig } from 'tsup';
  * and the baseline and distorts the figures (this is also why the benches do not run under tsx).
  */
 export default defineConfig({
-  entry: ['bench/overhead.ts', 'bench/schedule.ts'],
+  entry: ['bench/overhead.ts', 'bench/schedule.ts', 'bench/load.ts'],
   format: ['esm'],
   outDir: '.bench',
   platform: 'node',

@@ -9,6 +9,10 @@ import { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { parseArguments } from '../internal/parseArguments.js';
+import { RecentIds } from '../internal/recentIds.js';
+
+/** How many recent ids duplicate detection remembers per subscription (memory stays bounded). */
+const DUPLICATE_WINDOW = 10_000;
 
 /** How many tool names an `unknown_tool` message lists before it summarises. */
 const LISTED_TOOLS = 30;
@@ -17,7 +21,8 @@ const LISTED_TOOLS = 30;
  * The intake stage: numbers each call in arrival order and admits it, or decides its error result.
  *
  * 1. Anything that is not a `{ id: string, name: string }` object → `invalid_call`.
- * 2. An id already seen in this subscription → `duplicate_id` (results are matched back by id).
+ * 2. An id among the last 10,000 of this subscription → `duplicate_id` (results are matched back by
+ *    id; the window keeps memory bounded on endless streams).
  * 3. A name no tool has → `unknown_tool`, listing the available names; a tool the restriction set hides
  *    in this scope → a `denied` result with code `restricted` (and it is not listed as available).
  * 4. `args` as a string is parsed as JSON (blank means `{}`, as providers send for no arguments);
@@ -41,7 +46,7 @@ export function intake(settings: PipelineSettings): OperatorFunction<unknown, Ca
   return (source) =>
     defer(() => {
       let index = 0;
-      const seenIds = new Set<string>();
+      const seenIds = new RecentIds(DUPLICATE_WINDOW);
       return source.pipe(map((call) => admit(call, index++, seenIds, tools, available, restrictions, admittedAs)));
     });
 }
@@ -49,7 +54,7 @@ export function intake(settings: PipelineSettings): OperatorFunction<unknown, Ca
 function admit(
   call: unknown,
   index: number,
-  seenIds: Set<string>,
+  seenIds: RecentIds,
   tools: ReadonlyMap<string, AnyTool>,
   available: readonly string[],
   restrictions: RestrictionSet | undefined,
@@ -71,10 +76,9 @@ function admit(
       message: `Malformed tool call: expected an object with a non-empty string "id" and a string "name"; received ${describeValue(call)}.`,
     });
   }
-  if (seenIds.has(id)) {
+  if (!seenIds.add(id)) {
     return reject(record, { code: 'duplicate_id', message: `Duplicate tool call id "${id}": each call needs its own id.` });
   }
-  seenIds.add(id);
 
   const tool = tools.get(name);
   if (tool === undefined) {

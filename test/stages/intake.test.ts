@@ -110,3 +110,12 @@ describe('intake', () => {
     expect(result!.content).toContain('refinement bug');
   });
 });
+
+describe('duplicate ids', () => {
+  it('are detected within a window of the last 10,000 calls, so memory stays bounded on endless streams', async () => {
+    const calls = Array.from({ length: 10_001 }, (_, i) => ({ id: `c${i}`, name: 'read_file', args: { path: 'a' } }));
+    const results = await pipeline.run([...calls, { id: 'c10000', name: 'read_file', args: { path: 'b' } }, { id: 'c0', name: 'read_file', args: { path: 'c' } }]);
+    expect(results.at(-2)!.error?.code).toBe('duplicate_id'); // recent: detected
+    expect(results.at(-1)!.status).toBe('ok'); // 10,001 calls ago: its result is long out
+  });
+});
