@@ -4,6 +4,7 @@ import { ConfigError, SourceError } from './errors.js';
 import { resolvePipelineOptions, type PipelineOptions } from './options.js';
 import type { ToolCall } from './toolCall.js';
 import type { ToolResult } from './toolResult.js';
+import { pullCalls } from './internal/pullCalls.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
 import { executeCalls } from './stages/execute.js';
 import { guard } from './stages/guard.js';
@@ -51,7 +52,10 @@ export interface Pipeline {
   /** The pipeline as an RxJS operator: one `ToolResult` per call, in input order. */
   operator(options?: RunOptions): OperatorFunction<ToolCall, ToolResult>;
   /**
-   * Runs a batch without RxJS and resolves to its results in input order.
+   * Runs a batch without RxJS and resolves to its results in input order. An async iterable source is
+   * pulled with backpressure: at most `maxPending + concurrency` calls are taken in and unanswered, so a
+   * fast stream behind one slow call waits instead of filling memory. (An Observable is pushed: it
+   * cannot be slowed down, only buffered.)
    * @throws {SourceError} (as a rejection) when the source fails midway; it holds the results so far.
    */
   run(calls: CallSource, options?: RunOptions): Promise<ToolResult[]>;
@@ -103,13 +107,20 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       );
   };
 
+  // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered.
+  const pullLimit = settings.maxPending + settings.concurrency;
+
   const run = async (calls: CallSource, runOptions?: RunOptions): Promise<ToolResult[]> => {
-    const source = toObservable(calls);
+    const pulled = isPullable(calls) ? pullCalls(calls, pullLimit) : undefined;
+    const source = pulled?.calls ?? toObservable(calls);
     const results$ = source.pipe(operator(runOptions));
     return new Promise((resolve, reject) => {
       const results: ToolResult[] = [];
       results$.subscribe({
-        next: (result) => void results.push(result),
+        next: (result) => {
+          results.push(result);
+          pulled?.answered();
+        },
         error: (error: unknown) => reject(new SourceError(results, error)),
         complete: () => resolve(results),
       });
@@ -138,6 +149,11 @@ function checkSignal(options: RunOptions): AbortSignal | undefined {
     throw new ConfigError('run', 'signal', 'an AbortSignal', signal);
   }
   return signal;
+}
+
+/** An async iterable that is not an Observable (those are pushed, not pulled). */
+function isPullable(calls: CallSource): calls is AsyncIterable<ToolCall> {
+  return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.asyncIterator in calls;
 }
 
 function toObservable(calls: CallSource): Observable<ToolCall> {

@@ -49,3 +49,52 @@ describe('maxPending', () => {
     expect(() => createPipeline({ tools: [], maxPending: 0 })).toThrow(/`maxPending` must be a positive integer or Infinity/);
   });
 });
+
+describe('run() pulls an async iterable with backpressure', () => {
+  it('takes in at most maxPending + concurrency unanswered calls, however fast the source is', async () => {
+    let pulled = 0;
+    let answered = 0;
+    let maxUnanswered = 0;
+    const tool = defineTool({
+      name: 't',
+      description: 't',
+      input: z.object({ ms: z.number() }),
+      mode: 'parallel',
+      execute: async ({ ms }) => {
+        await sleep(ms);
+        return ms;
+      },
+    });
+    async function* fast() {
+      yield { id: 'slow', name: 't', args: { ms: 60 } };
+      for (let i = 0; i < 2000; i++) {
+        maxUnanswered = Math.max(maxUnanswered, pulled - answered);
+        pulled++;
+        yield { id: `f${i}`, name: 't', args: { ms: 0 } };
+      }
+    }
+    const results = await createPipeline({ tools: [tool], concurrency: 4, maxPending: 20, observers: [() => answered++] }).run(fast());
+    expect(results).toHaveLength(2001);
+    expect(results.map((r) => r.index)).toEqual(Array.from({ length: 2001 }, (_, i) => i));
+    expect(maxUnanswered).toBeLessThanOrEqual(20 + 4 + 1);
+  });
+
+  it('stops pulling (and returns the iterator) when the run signal aborts', async () => {
+    let returned = false;
+    const tool = defineTool({ name: 't', description: 't', input: z.object({}), mode: 'parallel', execute: () => sleep(5, 'ok') });
+    async function* endless() {
+      try {
+        for (let i = 0; ; i++) yield { id: `c${i}`, name: 't', args: {} };
+      } finally {
+        returned = true;
+      }
+    }
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30);
+    const results = await createPipeline({ tools: [tool], concurrency: 2, maxPending: 5 }).run(endless(), { signal: controller.signal });
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.length).toBeLessThan(200);
+    await sleep(5);
+    expect(returned).toBe(true);
+  });
+});
