@@ -260,10 +260,11 @@ function policyNames(stage: 'pre' | 'post', policies: unknown, fail: Fail): stri
 
 function checkBudget(option: string, budget: RetentionBudget, fail: Fail): void {
   if (typeof budget !== 'object' || budget === null) fail(option, 'a retention budget object', budget);
-  for (const key of ['maxItems', 'maxChars', 'maxLines'] as const) {
+  // Items may be 0 (count them all, keep none); a text budget of 0 would leave only the note.
+  for (const [key, least] of [['maxItems', 0], ['maxChars', 1], ['maxLines', 1]] as const) {
     const limit = budget[key];
-    if (limit !== undefined && !(limit === Infinity || (Number.isInteger(limit) && limit >= 0))) {
-      fail(`${option}.${key}`, 'a non-negative integer or Infinity', limit);
+    if (limit !== undefined && !(limit === Infinity || (Number.isInteger(limit) && limit >= least))) {
+      fail(`${option}.${key}`, least === 0 ? 'a non-negative integer or Infinity' : 'a positive integer or Infinity', limit);
     }
   }
   if (budget.keep !== undefined && budget.keep !== 'head' && budget.keep !== 'head+tail') {

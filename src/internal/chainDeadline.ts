@@ -1,55 +1,63 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
+import type { StageScope } from './concurrentStage.js';
 import type { WaterfallFailure } from './waterfall.js';
 
 /**
- * Bounds one call's policy chain in time: its `signal` (what the policies see) aborts when the stage's
- * signal does or when `ms` pass, and `race` settles the chain as failed at that moment. A policy that
- * never settles therefore fails closed instead of holding the call (and every barrier behind it)
- * forever. Leaves no timer or listener behind once `race` settled.
+ * Bounds one call's policy chain: its `signal` (what the policies see) aborts when the stage stops
+ * (run aborted, unsubscribed) or when `ms` pass, and `race` then settles the chain as failed at once. A
+ * policy that never settles therefore fails closed instead of holding the call (and every barrier
+ * behind it) forever. Once `race` settled, no timer or listener is left.
  */
 export class ChainDeadline {
   private readonly controller = new AbortController();
-  private timer: Subscription | undefined;
-  private readonly onStageAbort: () => void;
+  private timer: Subscription | undefined = undefined;
+  private readonly unlisten: () => void;
+  /** Settles the race early; set while it runs. */
+  private settleEarly: ((failure: WaterfallFailure) => void) | undefined = undefined;
+  private pending: ReadonlySet<string> = new Set();
 
   constructor(
-    private readonly stageSignal: AbortSignal,
+    scope: StageScope,
     private readonly ms: number | undefined,
     private readonly scheduler: SchedulerLike,
   ) {
-    this.onStageAbort = () => this.controller.abort(stageSignal.reason);
-    if (stageSignal.aborted) this.onStageAbort();
-    else stageSignal.addEventListener('abort', this.onStageAbort, { once: true });
+    this.unlisten = scope.onAbort(() => this.stop('was stopped: the run ended', scope.signal.reason));
   }
 
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
-  /** Settles with `chain`, or with a failure blaming the most recent pending policy when time is up. */
-  race<T extends { readonly failure: WaterfallFailure | undefined }>(
-    chain: Promise<T>,
-    pending: ReadonlySet<string>,
-    timedOut: (failure: WaterfallFailure) => T,
-  ): Promise<T> {
-    const { ms } = this;
-    const settled =
-      ms === undefined
-        ? chain
-        : new Promise<T>((resolve) => {
-            this.timer = this.scheduler.schedule(() => {
-              const policy = [...pending].pop() ?? '(chain)';
-              const message = `did not decide within ${ms} ms`;
-              this.controller.abort(new DOMException(`policy ${policy} ${message}`, 'TimeoutError'));
-              resolve(timedOut({ policy, message, cause: undefined }));
-            }, ms);
-            chain.then(resolve);
-          });
-    return settled.finally(() => this.dispose());
+  /** Settles with `chain`, or with a failure blaming the most recent pending policy when stopped. */
+  race<T>(chain: Promise<T>, pending: ReadonlySet<string>, failed: (failure: WaterfallFailure) => T): Promise<T> {
+    this.pending = pending;
+    return new Promise<T>((resolve) => {
+      this.settleEarly = (failure) => resolve(failed(failure));
+      if (this.controller.signal.aborted) this.stop('was stopped: the run ended', this.controller.signal.reason);
+      else if (this.ms !== undefined) {
+        const ms = this.ms;
+        this.timer = this.scheduler.schedule(
+          () => this.stop(`did not decide within ${ms} ms`, new DOMException(`no decision within ${ms} ms`, 'TimeoutError')),
+          ms,
+        );
+      }
+      chain.then(resolve, (error: unknown) => resolve(failed({ policy: this.blame(), message: 'failed', cause: error })));
+    }).finally(() => this.dispose());
+  }
+
+  private stop(message: string, reason: unknown): void {
+    this.controller.abort(reason);
+    this.settleEarly?.({ policy: this.blame(), message, cause: undefined });
+  }
+
+  private blame(): string {
+    return [...this.pending].pop() ?? '(chain)';
   }
 
   private dispose(): void {
+    this.settleEarly = undefined;
     this.timer?.unsubscribe();
-    this.stageSignal.removeEventListener('abort', this.onStageAbort);
+    this.timer = undefined;
+    this.unlisten();
   }
 }

@@ -8,8 +8,34 @@ export function isExclusiveCall(record: CallRecord): boolean {
   return record.status === undefined && record.tool!.mode === 'exclusive';
 }
 
+/**
+ * What the work of one stage subscription shares: its signal (aborted when the run's signal aborts or
+ * on unsubscribe), and one listener list, so a burst of pending records does not each add an abort
+ * listener to the same signal.
+ */
+export class StageScope {
+  readonly #listeners = new Set<() => void>();
+
+  constructor(readonly signal: AbortSignal) {
+    signal.addEventListener('abort', () => {
+      for (const listener of [...this.#listeners]) listener();
+      this.#listeners.clear();
+    }, { once: true });
+  }
+
+  /** Calls `listener` when the stage aborts (now, if it has); returns the function that unregisters it. */
+  onAbort(listener: () => void): () => void {
+    if (this.signal.aborted) {
+      listener();
+      return () => undefined;
+    }
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+}
+
 /** Work on one record; a promise when it is asynchronous. Must not throw or reject. */
-export type RecordWork = (record: CallRecord, signal: AbortSignal) => void | PromiseLike<void>;
+export type RecordWork = (record: CallRecord, scope: StageScope) => void | PromiseLike<void>;
 
 interface Entry {
   readonly record: CallRecord;
@@ -51,6 +77,7 @@ export function concurrentStage(
   return (source) =>
     new Observable<CallRecord>((subscriber) => {
       const controller = new AbortController();
+      const scope = new StageScope(controller.signal);
       const onRunAbort = () => controller.abort(runSignal!.reason);
       if (runSignal?.aborted) onRunAbort();
       else runSignal?.addEventListener('abort', onRunAbort, { once: true });
@@ -130,7 +157,7 @@ export function concurrentStage(
             segment.unemitted++;
             entry = { record, segment, done: false };
           }
-          const pending = work(record, controller.signal);
+          const pending = work(record, scope);
           if (pending === undefined) finish(entry);
           else pending.then(() => finish(entry), () => finish(entry));
         },

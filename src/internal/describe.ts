@@ -22,7 +22,12 @@ export function describeValue(value: unknown): string {
 /** The message of anything thrown, never throwing itself. */
 export function describeError(error: unknown): string {
   try {
-    if (error instanceof Error) return error.message || error.name;
+    if (error instanceof Error) {
+      // message and name are whatever the thrower put there: only a string is a message.
+      const { message, name } = error as { message: unknown; name: unknown };
+      if (typeof message === 'string' && message !== '') return message;
+      return typeof name === 'string' && name !== '' ? name : 'an error without a message';
+    }
     if (typeof error === 'string') return error;
     return describeValue(error);
   } catch {

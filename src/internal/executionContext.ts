@@ -32,7 +32,9 @@ export class ExecutionContext implements ToolContext {
   }
 
   cancelRest(): void {
-    // After the body settled the call is over: it no longer speaks for the batch.
-    if (!this.#record.run!.done) this.#pool.cancelRest('cancel_requested', this.#record);
+    // Once its result is decided (settled, timed out, cancelled) the call is over: it no longer speaks
+    // for the batch, even while its body winds down.
+    const record = this.#record;
+    if (record.status === undefined && !record.run!.done) this.#pool.cancelRest('cancel_requested', record);
   }
 }

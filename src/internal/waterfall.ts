@@ -12,8 +12,11 @@ export interface WaterfallFailure {
 
 /** How one stage folds the decisions of its chain, for one call. */
 export interface WaterfallFold<D> {
-  /** Whether a policy's return value is a decision of this stage. */
-  isDecision(value: unknown): value is D;
+  /**
+   * A plain copy of a policy's return value if it is a decision of this stage, else `undefined`. Read
+   * once: a value the policy made may have getters that change or throw.
+   */
+  read(value: unknown): D | undefined;
   /** The decision when the chain ends without one (the innermost decision). */
   end(): D;
   /**
@@ -76,11 +79,17 @@ export async function runWaterfall<Ctx, D>(
     if (downstream !== undefined) await downstream; // never rejects
     if (failure !== undefined) return folder.current();
     if (returned === undefined) return downstream ?? next();
-    if (!folder.isDecision(returned)) {
+    let decision: D | undefined;
+    try {
+      decision = folder.read(returned);
+    } catch {
+      decision = undefined;
+    }
+    if (decision === undefined) {
       fail(name, `returned ${describeValue(returned)}, which is not a decision`, returned);
       return folder.current();
     }
-    return folder.fold(name, returned);
+    return folder.fold(name, decision);
   };
 
   const decision = await dispatch(0);

@@ -1,5 +1,6 @@
-import type { SchedulerLike } from 'rxjs';
+import type { SchedulerLike, Subscription } from 'rxjs';
 import type { ApprovalError } from '../toolError.js';
+import type { StageScope } from '../internal/concurrentStage.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import type { ApprovalRequest, Approver } from './types.js';
 
@@ -9,7 +10,7 @@ export type ApprovalOutcome =
   | { readonly approved: false; readonly code: ApprovalError['code']; readonly message: string };
 
 /**
- * Asks `approver` about one call and settles on the first of: its answer, `signal` aborting, or
+ * Asks `approver` about one call and settles on the first of: its answer, the stage stopping, or
  * `timeoutMs` passing. Only an explicit `'allowed-once'` approves; everything else denies with a code
  * that says why. The approver's own signal aborts on timeout too, so it can stop asking. Never rejects,
  * and leaves no timer or listener behind.
@@ -17,7 +18,7 @@ export type ApprovalOutcome =
 export function requestApproval(
   approver: Approver | undefined,
   request: ApprovalRequest,
-  signal: AbortSignal,
+  scope: StageScope,
   timeoutMs: number | undefined,
   scheduler: SchedulerLike,
 ): Promise<ApprovalOutcome> {
@@ -27,25 +28,26 @@ export function requestApproval(
     message: `Denied: calling "${request.tool.name}" needs approval, and ${why}.`,
   });
   if (approver === undefined) return Promise.resolve(denied('approval_unavailable', 'no approver is configured'));
-  if (signal.aborted) return Promise.resolve(denied('approval_aborted', 'the run was aborted'));
+  if (scope.signal.aborted) return Promise.resolve(denied('approval_aborted', 'the run was aborted'));
 
   return new Promise<ApprovalOutcome>((resolve) => {
     const asking = new AbortController();
     let settled = false;
+    let unlisten: () => void = () => undefined;
+    let timer: Subscription | undefined;
     const settle = (outcome: ApprovalOutcome) => {
       if (settled) return;
       settled = true;
-      signal.removeEventListener('abort', onAbort);
+      unlisten();
       timer?.unsubscribe();
       if (!outcome.approved) asking.abort(new DOMException(outcome.message, 'AbortError'));
       resolve(outcome);
     };
     const onAbort = () => settle(denied('approval_aborted', 'the run was aborted before an answer came'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : scheduler.schedule(() => settle(denied('approval_timeout', `no answer came within ${timeoutMs} ms`)), timeoutMs);
+    unlisten = scope.onAbort(onAbort);
+    if (timeoutMs !== undefined) {
+      timer = scheduler.schedule(() => settle(denied('approval_timeout', `no answer came within ${timeoutMs} ms`)), timeoutMs);
+    }
 
     const onAnswer = (answer: unknown) => {
       if (answer === 'allowed-once') settle({ approved: true });

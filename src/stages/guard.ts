@@ -2,7 +2,7 @@ import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import type { PipelineSettings } from '../options.js';
 import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
-import { concurrentStage, isExclusiveCall } from '../internal/concurrentStage.js';
+import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
 
 /**
  * The guard stage: enforces the decision pre-execute folded for each call. Nothing that is not allowed
@@ -26,7 +26,7 @@ export function guard(settings: PipelineSettings, signal: AbortSignal | undefine
   if (settings.pre.length === 0 && settings.defaultDecision === 'allow') return identity;
   const { approve, approvalTimeoutMs, scheduler } = settings;
 
-  const enforce = (record: CallRecord, stageSignal: AbortSignal): void | Promise<void> => {
+  const enforce = (record: CallRecord, scope: StageScope): void | Promise<void> => {
     if (record.status !== undefined) return;
     const { decision, decidedBy: policy, reasons } = record;
     if (decision === 'allow') {
@@ -45,7 +45,7 @@ export function guard(settings: PipelineSettings, signal: AbortSignal | undefine
       index: record.index,
       reasons,
     });
-    return requestApproval(approve, request, stageSignal, approvalTimeoutMs, scheduler).then((outcome) => {
+    return requestApproval(approve, request, scope, approvalTimeoutMs, scheduler).then((outcome) => {
       record.addTrace({ stage: 'approval', event: 'answer', answer: outcome.approved ? 'allowed-once' : outcome.code });
       if (outcome.approved) record.decidedAt = performance.now();
       else record.fail('denied', { code: outcome.code, message: outcome.message, reasons });

@@ -5,7 +5,7 @@ import { retainText } from '../retain/textRetainer.js';
 import type { ToolCall } from '../toolCall.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { ChainDeadline } from '../internal/chainDeadline.js';
-import { concurrentStage } from '../internal/concurrentStage.js';
+import { concurrentStage, type StageScope } from '../internal/concurrentStage.js';
 import { renderRecordContent } from '../internal/renderContent.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
 
@@ -48,10 +48,10 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
     record.postMs = performance.now() - startedAt;
   };
 
-  const judge = async (record: CallRecord, stageSignal: AbortSignal, startedAt: number): Promise<void> => {
+  const judge = async (record: CallRecord, scope: StageScope, startedAt: number): Promise<void> => {
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const deadline = new ChainDeadline(stageSignal, policyTimeoutMs, scheduler);
+    const deadline = new ChainDeadline(scope, policyTimeoutMs, scheduler);
     const view = new PostView(record, call, folder, deadline.signal);
     const pending = new Set<string>();
     const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', pending);
@@ -77,10 +77,10 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
   };
 
   return concurrentStage(
-    (record, stageSignal) => {
+    (record, scope) => {
       const startedAt = performance.now();
       renderRecordContent(record);
-      if (post.length > 0) return judge(record, stageSignal, startedAt);
+      if (post.length > 0) return judge(record, scope, startedAt);
       retain(record, startedAt);
     },
     () => false,
@@ -106,13 +106,18 @@ class PostFold implements WaterfallFold<PostDecision> {
     this.value = record.value;
   }
 
-  isDecision(value: unknown): value is PostDecision {
-    if (typeof value !== 'object' || value === null) return false;
-    const decision = value as Record<string, unknown>;
-    if (decision['kind'] === 'block') return typeof decision['feedback'] === 'string';
-    if (decision['kind'] !== 'accept') return false;
-    const { content, meta } = decision;
-    return (content === undefined || typeof content === 'string') && (meta === undefined || (typeof meta === 'object' && meta !== null));
+  read(value: unknown): PostDecision | undefined {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { kind, feedback, content, meta } = value as Record<string, unknown>;
+    if (kind === 'block') return typeof feedback === 'string' ? { kind, feedback } : undefined;
+    if (kind !== 'accept') return undefined;
+    if (content !== undefined && typeof content !== 'string') return undefined;
+    if (meta !== undefined && (typeof meta !== 'object' || meta === null)) return undefined;
+    const accept: { kind: 'accept'; content?: string; value?: unknown; meta?: Readonly<Record<string, unknown>> } = { kind };
+    if (content !== undefined) accept.content = content;
+    if (meta !== undefined) accept.meta = { ...(meta as Record<string, unknown>) };
+    if (Object.hasOwn(value, 'value')) accept.value = (value as { value: unknown }).value;
+    return accept;
   }
 
   end(): PostDecision {

@@ -7,7 +7,7 @@ import type { ToolCall } from '../toolCall.js';
 import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { ChainDeadline } from '../internal/chainDeadline.js';
-import { concurrentStage, isExclusiveCall } from '../internal/concurrentStage.js';
+import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { parseArguments } from '../internal/parseArguments.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
@@ -36,12 +36,12 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
   const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
   if (pre.length === 0 && defaultDecision === 'allow') return identity;
 
-  const decide = async (record: CallRecord, stageSignal: AbortSignal): Promise<void> => {
+  const decide = async (record: CallRecord, scope: StageScope): Promise<void> => {
     record.originalArgs = record.args;
     record.input = parseArguments(record.rawArgs); // parsed once already by intake, so it parses
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const deadline = new ChainDeadline(stageSignal, policyTimeoutMs, scheduler);
+    const deadline = new ChainDeadline(scope, policyTimeoutMs, scheduler);
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline.signal, policy));
     const pending = new Set<string>();
     const { decision, failure } = await deadline.race(runWaterfall(pre, preNames, contexts, folder, 'pre', pending), pending, (timedOut) => ({
@@ -74,7 +74,7 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
   };
 
   return concurrentStage(
-    (record, stageSignal) => (record.status === undefined ? decide(record, stageSignal) : undefined),
+    (record, scope) => (record.status === undefined ? decide(record, scope) : undefined),
     isExclusiveCall,
     signal,
   );
@@ -136,10 +136,11 @@ class PreFold implements WaterfallFold<PreDecision> {
     private readonly defaultDecision: Decision,
   ) {}
 
-  isDecision(value: unknown): value is PreDecision {
-    if (typeof value !== 'object' || value === null) return false;
+  read(value: unknown): PreDecision | undefined {
+    if (typeof value !== 'object' || value === null) return undefined;
     const { decision, reason } = value as Partial<PreDecision>;
-    return DECISIONS.has(decision) && (reason === undefined || typeof reason === 'string');
+    if (!DECISIONS.has(decision) || (reason !== undefined && typeof reason !== 'string')) return undefined;
+    return reason === undefined ? { decision: decision! } : { decision: decision!, reason };
   }
 
   end(): PreDecision {

@@ -87,8 +87,8 @@ describe('concurrentStage (barrier-preserving concurrent work)', () => {
       const values = { a: record('a', 0) };
       const source = cold('a|', values);
       const op = concurrentStage(
-        (_r, s) => {
-          signal = s;
+        (_r, scope) => {
+          signal = scope.signal;
           return { then: (done: () => void) => void timer(5).subscribe(() => done()) } as unknown as PromiseLike<void>;
         },
         isBarrier,
