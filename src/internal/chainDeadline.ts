@@ -9,7 +9,9 @@ import type { WaterfallFailure } from './waterfall.js';
  * behind it) forever. Once `race` settled, no timer or listener is left.
  */
 export class ChainDeadline {
-  private readonly controller = new AbortController();
+  /** Created when a policy first reads `ctx.signal` (AbortController is costly; most never look). */
+  private controller: AbortController | undefined = undefined;
+  private stopped: { readonly reason: unknown } | undefined = undefined;
   private timer: Subscription | undefined = undefined;
   private readonly unlisten: () => void;
   /** Settles the race early; set while it runs. */
@@ -25,6 +27,10 @@ export class ChainDeadline {
   }
 
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.stopped !== undefined) this.controller.abort(this.stopped.reason);
+    }
     return this.controller.signal;
   }
 
@@ -33,7 +39,7 @@ export class ChainDeadline {
     this.pending = pending;
     return new Promise<T>((resolve) => {
       this.settleEarly = (failure) => resolve(failed(failure));
-      if (this.controller.signal.aborted) this.stop('was stopped: the run ended', this.controller.signal.reason);
+      if (this.stopped !== undefined) this.stop('was stopped: the run ended', this.stopped.reason);
       else if (this.ms !== undefined) {
         const ms = this.ms;
         this.timer = this.scheduler.schedule(
@@ -46,7 +52,8 @@ export class ChainDeadline {
   }
 
   private stop(message: string, reason: unknown): void {
-    this.controller.abort(reason);
+    this.stopped ??= { reason };
+    this.controller?.abort(reason);
     this.settleEarly?.({ policy: this.blame(), message, cause: undefined });
   }
 
