@@ -49,6 +49,8 @@ export type CallSource = Iterable<ToolCall> | AsyncIterable<ToolCall> | Observab
 export interface Pipeline {
   /** The tools, as configured. */
   readonly tools: readonly AnyTool[];
+  /** The tools this pipeline's calls may use: `tools` with the restrictions applied. Offer these to the model. */
+  readonly available: readonly AnyTool[];
   /** The pipeline as an RxJS operator: one `ToolResult` per call, in input order. */
   operator(options?: RunOptions): OperatorFunction<ToolCall, ToolResult>;
   /**
@@ -91,6 +93,7 @@ export interface Pipeline {
 export function createPipeline(options: PipelineOptions): Pipeline {
   const settings = resolvePipelineOptions(options);
   const tools = Object.freeze([...settings.tools.values()]);
+  const available = Object.freeze(settings.restrictions === undefined ? tools : settings.restrictions.filter(tools));
 
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
     const signal = checkSignal(runOptions);
@@ -127,7 +130,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     });
   };
 
-  return Object.freeze({ tools, operator, run });
+  return Object.freeze({ tools, available, operator, run });
 }
 
 /**

@@ -9,6 +9,7 @@ export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolMode, Too
 
 // Calls and results
 export type { ToolCall } from './toolCall.js';
+export { IncompleteArguments } from './incompleteArguments.js';
 export type { ResultStatus, ToolResult, ToolResultFailed, ToolResultOk, ToolTiming } from './toolResult.js';
 export type {
   ApprovalError,
@@ -21,6 +22,7 @@ export type {
   RestrictedError,
   CancelReason,
   DuplicateIdError,
+  IncompleteArgsError,
   InvalidArgsError,
   InvalidCallError,
   InvalidJsonError,
@@ -57,6 +59,10 @@ export type { RestrictionLayer, RestrictionVerdict } from './restrict/restrictio
 export { ItemRetainer } from './retain/itemRetainer.js';
 export { retainText, TextRetainer } from './retain/textRetainer.js';
 export type { RetainedText, TextBudget } from './retain/textRetainer.js';
+
+// Offering tools to a model
+export { toolSchemas } from './adapters/toolSchemas.js';
+export type { JsonSchema, ToolSchema } from './adapters/toolSchemas.js';
 
 // Observability
 export { otelSpans } from './observe/otelSpans.js';

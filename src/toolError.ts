@@ -10,6 +10,7 @@
  * | `duplicate_id`   | `error`     | an earlier call of the same subscription had this id          |
  * | `unknown_tool`   | `error`     | no tool of that name is configured                            |
  * | `invalid_json`   | `error`     | `args` is a string that is not JSON                           |
+ * | `incomplete_args`| `error`     | the arguments were cut off (max_tokens, a broken stream)      |
  * | `invalid_args`   | `error`     | the arguments fail the tool's schema (`issues` has the paths) |
  * | `tool_error`     | `error`     | the body threw, rejected, or its stream errored               |
  * | `timeout`        | `error`     | the body ran past its `timeoutMs`                             |
@@ -38,6 +39,7 @@ export type ToolError =
   | DuplicateIdError
   | UnknownToolError
   | InvalidJsonError
+  | IncompleteArgsError
   | InvalidArgsError
   | ToolBodyError
   | TimeoutError
@@ -77,6 +79,14 @@ export interface UnknownToolError {
 export interface InvalidJsonError {
   readonly code: 'invalid_json';
   readonly message: string;
+}
+
+/** The arguments never arrived whole (see `IncompleteArguments`); the call did not run. */
+export interface IncompleteArgsError {
+  readonly code: 'incomplete_args';
+  readonly message: string;
+  /** Why, e.g. `'max_tokens'` or `'stream_error'`. */
+  readonly reason: string;
 }
 
 /** One problem the tool's schema found, with the path into the arguments. */

@@ -4,6 +4,7 @@ import type { AnyTool } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
 import type { Decision } from '../policy/types.js';
 import type { RestrictionSet } from '../restrict/restrictionSet.js';
+import { IncompleteArguments } from '../incompleteArguments.js';
 import type { ArgsIssue } from '../toolError.js';
 import { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
@@ -103,6 +104,14 @@ function admit(
       record.admittedAt = performance.now();
       return record;
     }
+  }
+
+  if (args instanceof IncompleteArguments) {
+    return reject(record, {
+      code: 'incomplete_args',
+      message: `The arguments for tool "${name}" were cut off before they were complete (${args.reason}), so it did not run. Send the call again, with complete arguments.`,
+      reason: args.reason,
+    });
   }
 
   let parsed: unknown;
