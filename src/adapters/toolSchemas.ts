@@ -38,11 +38,20 @@ export function toolSchemas(source: Pipeline | readonly AnyTool[]): ToolSchema[]
     let schema = cache.get(tool);
     if (schema === undefined) {
       const { $schema: _ignored, ...inputSchema } = toJSONSchema(tool.input, { io: 'input' }) as JsonSchema;
-      schema = Object.freeze({ name: tool.name, description: tool.description, inputSchema });
+      // Frozen all the way down: every request shares these objects, so nobody may change them.
+      schema = Object.freeze({ name: tool.name, description: tool.description, inputSchema: deepFreeze(inputSchema) });
       cache.set(tool, schema);
     }
     return schema;
   });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 function isPipeline(source: Pipeline | readonly AnyTool[]): source is Pipeline {

@@ -1,0 +1,158 @@
+import { isObservable, Observable, type Subscriber, type TeardownLogic } from 'rxjs';
+import type { ToolCall } from '../../toolCall.js';
+import type { AnthropicEventSource, AnthropicStreamEvent } from './events.js';
+import { ToolUseAssembler } from './toolUseAssembler.js';
+
+/**
+ * The tool calls of an Anthropic Messages stream, each emitted the moment its arguments are complete,
+ * so the pipeline starts running it while the model is still streaming the rest.
+ *
+ * **When a call is emitted.** A `tool_use` block's arguments arrive as `input_json_delta` fragments
+ * between its `content_block_start` and its `content_block_stop`. The block is complete at its
+ * `content_block_stop` — the precise event for "the next block starts, or the message stops with
+ * `stop_reason: "tool_use"`" — so that is when the call `{ id, name, args }` is emitted, without
+ * waiting for later blocks or the end of the message. `args` is the joined fragments as JSON text
+ * (the pipeline's intake parses it, and answers bad JSON with an `invalid_json` result for that call
+ * alone); a block without arguments gives `'{}'`; a block that got no fragment at all but started with
+ * a non-empty `input` keeps that input, as the SDK's own accumulator does.
+ *
+ * **What is not ours.** `server_tool_use` and `mcp_tool_use` blocks run on Anthropic's side; text,
+ * thinking and result blocks carry no call; `ping` and event types this adapter does not know are
+ * skipped.
+ *
+ * **Calls that never completed still get a result, and never run.** A block that is open when the
+ * model stops (`message_delta` with `stop_reason: "max_tokens"`, or another reason such as `refusal`),
+ * or that never stopped when the message or the stream ended, is emitted with
+ * `args: new IncompleteArguments(reason, partialText)` (reason: the `stop_reason`, else
+ * `'max_tokens'`); the pipeline answers it with an `incomplete_args` error telling the model to send
+ * it again. When the source fails midway — it throws or errors, or the stream carries an `error`
+ * event — every open call is emitted with reason `'stream_error'` first, then the Observable errors
+ * with the source's error (an {@link AnthropicStreamError} for an `error` event). The pipeline gives
+ * every call it received its result before forwarding that error (`run()` rejects with a
+ * `SourceError` holding them).
+ *
+ * **Which SDK reader.** Both work. `client.messages.stream()` (a `MessageStream`) also gives you the
+ * assembled reply for the history (`finalMessage()`), but it parses each tool input itself at the
+ * block's end and fails the whole stream on bad JSON: that call then arrives as incomplete
+ * (`stream_error`) and the stream errors. With `client.messages.create({ …, stream: true })` (a raw
+ * `Stream`), a call with bad JSON gets its own `invalid_json` result and the other calls run.
+ *
+ * **Subscription.** Cold: each subscription reads the source anew with its own state (an SDK stream
+ * can be read only once). Unsubscribing stops reading: an Observable source is unsubscribed, an async
+ * iterable's iterator is told `return()` (`MessageStream` aborts its request at once; the `Stream` of
+ * `messages.create({ stream: true })` aborts once its pending read settles — pass a `signal` in the
+ * request options to cut it at once). Subscribe right away: a `MessageStream` drops the events it
+ * emitted before it was iterated.
+ *
+ * @param events The stream: what `client.messages.stream(…)` or `client.messages.create({ …, stream:
+ *   true })` returns (or the beta variants), or any async iterable or Observable of those events.
+ * @returns The calls in the order their blocks completed (the model's order); completes when the
+ *   source does.
+ *
+ * @example
+ * ```ts
+ * import Anthropic from '@anthropic-ai/sdk';
+ * import { createPipeline } from 'toolstream';
+ * import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from 'toolstream/anthropic';
+ *
+ * const client = new Anthropic();
+ * const pipeline = createPipeline({ tools: [weather] });
+ * const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Weather in London and Paris?' }];
+ *
+ * const stream = client.messages.stream({
+ *   model: 'claude-sonnet-4-5',
+ *   max_tokens: 1024,
+ *   tools: toAnthropicTools(pipeline),
+ *   messages,
+ * });
+ * // Each call starts as soon as its block is complete, while the model streams the next one.
+ * const results = await pipeline.run(fromAnthropicStream(stream));
+ * const reply = await stream.finalMessage();
+ * messages.push({ role: 'assistant', content: reply.content });
+ * if (results.length > 0) messages.push(toAnthropicToolResults(results));
+ * ```
+ */
+export function fromAnthropicStream(events: AnthropicEventSource): Observable<ToolCall> {
+  return new Observable<ToolCall>((subscriber) => {
+    const assembler = new ToolUseAssembler((call) => subscriber.next(call));
+    const reader: EventReader = {
+      event: (event) => {
+        const failure = assembler.push(event);
+        if (failure !== undefined) subscriber.error(failure);
+      },
+      error: (error) => {
+        assembler.cutOff('stream_error');
+        subscriber.error(error);
+      },
+      complete: () => {
+        assembler.end();
+        subscriber.complete();
+      },
+    };
+    if (isObservable(events)) return events.subscribe({ next: reader.event, error: reader.error, complete: reader.complete });
+    return readAsyncIterable(events, reader, subscriber);
+  });
+}
+
+/** Where a source's events, failure and end go. */
+interface EventReader {
+  event(event: AnthropicStreamEvent): void;
+  error(error: unknown): void;
+  complete(): void;
+}
+
+/**
+ * Pulls an async iterable one event at a time until it ends or the subscriber closes. The teardown
+ * tells the iterator `return()` unless the iterable already ended or failed.
+ */
+function readAsyncIterable(
+  events: AsyncIterable<AnthropicStreamEvent>,
+  reader: EventReader,
+  subscriber: Subscriber<ToolCall>,
+): TeardownLogic {
+  let iterator: AsyncIterator<AnthropicStreamEvent>;
+  try {
+    iterator = events[Symbol.asyncIterator]();
+  } catch (error) {
+    reader.error(error);
+    return undefined;
+  }
+  let finished = false;
+
+  const pull = async (): Promise<void> => {
+    while (!subscriber.closed) {
+      let step: IteratorResult<AnthropicStreamEvent>;
+      try {
+        step = await iterator.next();
+      } catch (error) {
+        finished = true;
+        if (!subscriber.closed) reader.error(error);
+        return;
+      }
+      if (subscriber.closed) return;
+      if (step.done === true) {
+        finished = true;
+        reader.complete();
+        return;
+      }
+      reader.event(step.value);
+    }
+  };
+  // Nothing in the loop is expected to throw; should something (a hostile event object), the source
+  // counts as failed rather than the stream hanging.
+  pull().catch((error: unknown) => {
+    finished = true;
+    if (!subscriber.closed) reader.error(error);
+  });
+
+  return () => {
+    if (finished) return;
+    finished = true;
+    try {
+      // Not awaited: an async generator settles return() only after its pending next().
+      Promise.resolve(iterator.return?.()).catch(() => undefined);
+    } catch {
+      // a return() that throws synchronously: the iterator is left as it is
+    }
+  };
+}

@@ -1,0 +1,158 @@
+import { IncompleteArguments } from '../../incompleteArguments.js';
+import type { ToolCall } from '../../toolCall.js';
+import { AnthropicStreamError, type AnthropicErrorEvent } from './events.js';
+
+/** A `tool_use` block whose arguments are still arriving. */
+interface OpenToolUse {
+  readonly id: string;
+  readonly name: string;
+  /** The block's `input` at `content_block_start` (`{}` in every stream the API sends). */
+  readonly startInput: unknown;
+  /** The `input_json_delta` fragments so far, joined. */
+  text: string;
+  /** Whether any `input_json_delta` arrived (even an empty one). */
+  streamed: boolean;
+}
+
+/**
+ * The state of one subscription: turns Anthropic stream events into tool calls, each emitted as soon
+ * as its block is complete. Events are read defensively (they are untrusted input): anything that is
+ * not a well-formed event of a known type is ignored. Internal; `fromAnthropicStream` drives it.
+ *
+ * @example
+ * ```ts
+ * const assembler = new ToolUseAssembler((call) => subscriber.next(call));
+ * for await (const event of events) {
+ *   const failure = assembler.push(event);
+ *   if (failure !== undefined) throw failure;
+ * }
+ * assembler.end();
+ * ```
+ */
+export class ToolUseAssembler {
+  /** Open `tool_use` blocks by content-block index, in the order they started. */
+  readonly #open = new Map<number, OpenToolUse>();
+  /** The current message's `stop_reason`, once `message_delta` reported one. */
+  #stopReason: string | undefined;
+
+  constructor(private readonly emit: (call: ToolCall) => void) {}
+
+  /**
+   * Takes one event. Returns the error the stream must fail with when the event is an `error` event
+   * (the open calls have then been emitted as incomplete), else `undefined`.
+   */
+  push(event: unknown): Error | undefined {
+    if (typeof event !== 'object' || event === null) return undefined;
+    const fields = event as Record<string, unknown>;
+    switch (fields['type']) {
+      case 'content_block_start':
+        this.#start(fields['index'], fields['content_block']);
+        return undefined;
+      case 'content_block_delta':
+        this.#delta(fields['index'], fields['delta']);
+        return undefined;
+      case 'content_block_stop':
+        this.#stop(fields['index']);
+        return undefined;
+      case 'message_delta': {
+        const delta = fields['delta'];
+        const stopReason = typeof delta === 'object' && delta !== null ? (delta as Record<string, unknown>)['stop_reason'] : undefined;
+        if (typeof stopReason === 'string') {
+          this.#stopReason = stopReason;
+          // The model stopped with blocks still open (max_tokens, refusal, …): their arguments are cut off.
+          this.cutOff(stopReason);
+        }
+        return undefined;
+      }
+      case 'message_stop':
+        this.end();
+        return undefined;
+      case 'message_start':
+        // A new message while blocks of the previous one are open: that one was interrupted.
+        this.cutOff('stream_error');
+        this.#stopReason = undefined;
+        return undefined;
+      case 'error':
+        this.cutOff('stream_error');
+        return new AnthropicStreamError(event as AnthropicErrorEvent);
+      default:
+        // ping, and event types this adapter does not know (yet)
+        return undefined;
+    }
+  }
+
+  /**
+   * The message ended (`message_stop`) or the source completed: a block still open never stopped, so
+   * its arguments were cut off — by the reported `stop_reason`, else taken to be `max_tokens`.
+   */
+  end(): void {
+    this.cutOff(this.#stopReason ?? 'max_tokens');
+  }
+
+  /** Emits every open call as incomplete, in the order the blocks started, and forgets them. */
+  cutOff(reason: string): void {
+    if (this.#open.size === 0) return;
+    const open = [...this.#open.values()];
+    this.#open.clear();
+    for (const block of open) {
+      this.emit({ id: block.id, name: block.name, args: new IncompleteArguments(reason, block.text) });
+    }
+  }
+
+  #start(index: unknown, block: unknown): void {
+    if (typeof index !== 'number' || typeof block !== 'object' || block === null) return;
+    const fields = block as Record<string, unknown>;
+    // Only `tool_use` blocks are ours to run. `server_tool_use` (web search, code execution, …) and
+    // `mcp_tool_use` run on Anthropic's side; text, thinking and result blocks carry no call.
+    if (fields['type'] !== 'tool_use') return;
+    // Two starts for one index without a stop in between: the stream is broken; the first is cut off.
+    const previous = this.#open.get(index);
+    if (previous !== undefined) {
+      this.#open.delete(index);
+      this.emit({ id: previous.id, name: previous.name, args: new IncompleteArguments('stream_error', previous.text) });
+    }
+    this.#open.set(index, {
+      // Passed on as sent even when not strings: the pipeline's intake answers a malformed call with an
+      // `invalid_call` result rather than this adapter dropping it.
+      id: fields['id'] as string,
+      name: fields['name'] as string,
+      startInput: fields['input'],
+      text: '',
+      streamed: false,
+    });
+  }
+
+  #delta(index: unknown, delta: unknown): void {
+    if (typeof index !== 'number' || typeof delta !== 'object' || delta === null) return;
+    const block = this.#open.get(index);
+    if (block === undefined) return;
+    const fields = delta as Record<string, unknown>;
+    const fragment = fields['partial_json'];
+    if (fields['type'] !== 'input_json_delta' || typeof fragment !== 'string') return;
+    block.text += fragment;
+    block.streamed = true;
+  }
+
+  #stop(index: unknown): void {
+    if (typeof index !== 'number') return;
+    const block = this.#open.get(index);
+    if (block === undefined) return;
+    this.#open.delete(index);
+    this.emit({ id: block.id, name: block.name, args: completeArgs(block) });
+  }
+}
+
+/**
+ * The arguments of a complete block, as the SDK's own accumulator reads them: the joined fragments as
+ * JSON text (the pipeline's intake parses it; bad JSON becomes an `invalid_json` result), `'{}'` when
+ * the fragments are all empty or none came, and the block's start `input` when no fragment came and
+ * that input is not the usual empty `{}`.
+ */
+function completeArgs(block: OpenToolUse): unknown {
+  if (!block.streamed && block.startInput !== undefined && !isEmptyObject(block.startInput)) return block.startInput;
+  return block.text === '' ? '{}' : block.text;
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+}

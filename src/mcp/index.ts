@@ -1,0 +1,17 @@
+/**
+ * `toolstream/mcp` — the tools of an MCP server as pipeline tools. Needs `@modelcontextprotocol/sdk`
+ * (an optional peer dependency) only for its types: pass in a connected `Client`.
+ *
+ * @example
+ * ```ts
+ * import { createPipeline } from 'toolstream';
+ * import { mcpTools } from 'toolstream/mcp';
+ *
+ * const pipeline = createPipeline({ tools: await mcpTools(client, { prefix: 'mcp__github__' }) });
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { mcpTools, mcpToolOf, McpToolError } from './mcpTools.js';
+export type { McpClient, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './mcpTools.js';
+export { renderContent } from './renderContent.js';

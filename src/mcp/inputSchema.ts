@@ -1,0 +1,226 @@
+import * as z from 'zod';
+import type { $ZodType } from 'zod/v4/core';
+
+/** A JSON Schema object as an MCP server lists it. */
+export type JsonSchemaObject = Readonly<Record<string, unknown>>;
+
+/** A tool's `inputSchema` compiled into the zod schema its pipeline tool validates with. */
+export interface CompiledInput {
+  /**
+   * Validates without transforming: the output is the input, exactly as the model sent it (no
+   * defaults filled in, no keys stripped), so the server receives what the schema was checked against.
+   * Its JSON Schema form (`toolSchemas`) is the server's schema as listed.
+   */
+  readonly schema: $ZodType;
+  /**
+   * JSON Pointers of the assertions that are not checked before the call (keywords zod cannot express,
+   * references that do not resolve locally, regular expressions JavaScript cannot compile). Each one only
+   * widens what is accepted: nothing the server's schema accepts is ever rejected. The server still
+   * validates its own input.
+   */
+  readonly relaxed: readonly string[];
+}
+
+/** Assertion keywords `z.fromJSONSchema` cannot express; dropping them only widens the accepted set. */
+const UNSUPPORTED = new Set([
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'dependentRequired',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+]);
+
+/** Keywords whose value is a schema, or an array of schemas. */
+const SCHEMA_KEYWORDS = new Set([
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'additionalProperties',
+  'contains',
+  'propertyNames',
+  'allOf',
+  'anyOf',
+  'oneOf',
+]);
+
+/** Keywords whose value maps names to schemas. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions']);
+
+const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'object', 'array']);
+
+/** The arguments of an MCP call are always an object (`arguments: Record<string, unknown>`). */
+const ARGUMENTS_OBJECT = z.looseObject({});
+
+/**
+ * Compiles an MCP tool's `inputSchema` into a zod schema with `z.fromJSONSchema` (zod ≥ 4.2).
+ *
+ * Validation follows JSON Schema rather than zod's parsing: the arguments must be an object, and the
+ * compiled schema only checks them. Where zod and JSON Schema disagree, the schema is relaxed first so
+ * that validation never rejects arguments the server's schema accepts:
+ * - `format` is an annotation (the JSON Schema 2020-12 default), not checked: zod's formats are
+ *   stricter than the standard ones (`uri-reference` would reject relative references, `uuid` checks
+ *   version bits, `email` rejects valid RFC 5321 addresses).
+ * - `not`, `if`/`then`/`else`, `dependentSchemas`, `dependentRequired`, `unevaluated*`, a `$ref` that
+ *   is not local, an `enum`/`const` with object or array values (zod compares those by identity), a
+ *   `pattern` JavaScript cannot compile and an unknown `type` are not checked and listed in `relaxed`.
+ *
+ * @throws {Error} when the schema cannot be compiled even so; the tool should then not be offered.
+ *
+ * @example
+ * ```ts
+ * const { schema, relaxed } = compileInputSchema({ type: 'object', properties: { q: { type: 'string' } }, required: ['q'] });
+ * safeParse(schema, { q: 1 }); // fails with an issue at path ['q']
+ * ```
+ */
+export function compileInputSchema(inputSchema: JsonSchemaObject): CompiledInput {
+  const fromJSONSchema = (z as { fromJSONSchema?: typeof z.fromJSONSchema }).fromJSONSchema;
+  if (typeof fromJSONSchema !== 'function') {
+    throw new Error('toolstream/mcp needs zod 4.2 or later (z.fromJSONSchema) to validate MCP input schemas');
+  }
+  if (!isRecord(inputSchema)) throw new Error('the input schema is not a JSON object');
+
+  const defsKey = isRecord(inputSchema['$defs']) ? '$defs' : 'definitions';
+  const relaxer = new Relaxer(inputSchema, defsKey);
+  const { $schema: _ignored, ...relaxed } = relaxer.relax(inputSchema, '') as Record<string, unknown>;
+  // References were normalised to one definitions keyword; the target decides which one zod resolves.
+  const target = defsKey === '$defs' ? 'draft-2020-12' : 'draft-7';
+  const validator = fromJSONSchema(relaxed, { defaultTarget: target, registry: z.registry() });
+
+  const schema = z
+    .unknown()
+    .check((payload) => {
+      const shape = ARGUMENTS_OBJECT.safeParse(payload.value);
+      const result = shape.success ? validator.safeParse(payload.value) : shape;
+      if (result.success) return;
+      for (const issue of result.error.issues) payload.issues.push({ ...issue, input: undefined });
+    })
+    // What `toolSchemas` offers the model: the server's schema as listed. (zod reads a metadata `id`
+    // as a definition name and would move the schema under `$defs`; it identifies nothing here.)
+    .meta(withoutKey(inputSchema, 'id'));
+  return { schema, relaxed: relaxer.dropped };
+}
+
+class Relaxer {
+  readonly dropped: string[] = [];
+
+  constructor(
+    private readonly root: JsonSchemaObject,
+    private readonly defsKey: '$defs' | 'definitions',
+  ) {}
+
+  relax(node: unknown, pointer: string): unknown {
+    if (!isRecord(node)) return node; // boolean schemas, and malformed values zod will reject or ignore
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) {
+      const at = `${pointer}/${escapePointer(key)}`;
+      if (key === 'format') continue; // an annotation; not reported (see compileInputSchema)
+      if (UNSUPPORTED.has(key) || !this.keeps(key, value)) {
+        this.dropped.push(at);
+        continue;
+      }
+      let kept: unknown = value;
+      if (key === '$ref') kept = this.localRef(value as string);
+      else if (key === 'type') kept = knownTypes(value);
+      else if (SCHEMA_KEYWORDS.has(key)) {
+        kept = Array.isArray(value) ? value.map((item, i) => this.relax(item, `${at}/${i}`)) : this.relax(value, at);
+      } else if (SCHEMA_MAPS.has(key) && isRecord(value)) {
+        kept = this.relaxMap(key, value, at);
+      }
+      defineValue(out, key, kept);
+    }
+    // A patternProperties entry was dropped: an additionalProperties beside it would now reject the keys
+    // that entry matched, so it goes too.
+    if (isRecord(node['patternProperties']) && isRecord(out['patternProperties']) && 'additionalProperties' in out) {
+      const before = Object.keys(node['patternProperties']).length;
+      if (Object.keys(out['patternProperties']).length < before) {
+        delete out['additionalProperties'];
+        this.dropped.push(`${pointer}/additionalProperties`);
+      }
+    }
+    return out;
+  }
+
+  private relaxMap(key: string, map: Readonly<Record<string, unknown>>, at: string): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, schema] of Object.entries(map)) {
+      if (key === 'patternProperties' && !compiles(name)) {
+        this.dropped.push(`${at}/${escapePointer(name)}`);
+        continue;
+      }
+      defineValue(out, name, this.relax(schema, `${at}/${escapePointer(name)}`));
+    }
+    return out;
+  }
+
+  /** Whether a keyword's value is one zod handles as JSON Schema means it. */
+  private keeps(key: string, value: unknown): boolean {
+    switch (key) {
+      case '$ref':
+        return typeof value === 'string' && this.localRef(value) !== undefined;
+      case 'enum':
+        return !Array.isArray(value) || !value.some(isStructured);
+      case 'const':
+        return !isStructured(value);
+      case 'pattern':
+        return typeof value !== 'string' || compiles(value);
+      case 'type':
+        return knownTypes(value) !== undefined;
+      default:
+        return true;
+    }
+  }
+
+  /** `#`, or a definition of the root that exists, rewritten to the definitions keyword in use. */
+  private localRef(ref: string): string | undefined {
+    if (ref === '#') return ref;
+    const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref);
+    if (match === null) return undefined;
+    const name = match[2]!.replace(/~1/g, '/').replace(/~0/g, '~');
+    const defs = this.root[match[1]!];
+    if (!isRecord(defs) || !Object.hasOwn(defs, name)) return undefined;
+    return match[1] === this.defsKey ? ref : undefined;
+  }
+}
+
+/** A `type` with the names zod does not know removed; `undefined` when nothing is left. */
+function knownTypes(value: unknown): unknown {
+  if (typeof value === 'string') return JSON_TYPES.has(value) ? value : undefined;
+  if (!Array.isArray(value)) return undefined;
+  const known = value.filter((type) => typeof type === 'string' && JSON_TYPES.has(type));
+  return known.length === 0 ? undefined : known;
+}
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isStructured(value: unknown): boolean {
+  return typeof value === 'object' && value !== null;
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutKey(schema: JsonSchemaObject, key: string): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(schema)) if (name !== key) defineValue(copy, name, value);
+  return copy;
+}
+
+/** Sets an own property, even one named `__proto__`. */
+function defineValue(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function escapePointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}

@@ -1,0 +1,380 @@
+import { ConfigError } from '../errors.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
+import { defineTool, type AnyTool, type OnError, type ToolContext, type ToolMode } from '../defineTool.js';
+import { describeError, describeValue } from '../internal/describe.js';
+import { isPositiveDuration } from '../internal/validate.js';
+import { compileInputSchema } from './inputSchema.js';
+import { renderContent } from './renderContent.js';
+
+/** A tool as an MCP server lists it (`tools/list`). */
+export type McpTool = McpToolDescriptor;
+
+/**
+ * What {@link mcpTools} needs of a connected MCP client: the SDK's `Client` (or anything with its
+ * `listTools` and `callTool`).
+ */
+export type McpClient = Pick<Client, 'listTools' | 'callTool'>;
+
+/** Why {@link mcpTools} left a server's tool out. */
+export type McpSkipReason =
+  /** The name is empty, or longer than 128 characters with the prefix. */
+  | 'invalid_name'
+  /** An earlier tool of the listing already has this (prefixed, sanitised) name. */
+  | 'duplicate_name'
+  /** The tool only runs as an MCP task (`execution.taskSupport: 'required'`), which `callTool` refuses. */
+  | 'task_required'
+  /** Its `inputSchema` cannot be compiled into a validator, so its calls could not be checked. */
+  | 'invalid_schema';
+
+/**
+ * Something {@link mcpTools} did to a server's tool that the caller may want to know (see
+ * `onNotice`):
+ * - `skipped`: the tool is not in the returned list;
+ * - `renamed`: characters its name may not have were replaced with `_` (`name` is the pipeline name);
+ * - `relaxed`: parts of its input schema are not checked before the call (`keywords` are JSON Pointers
+ *   into `inputSchema`); the tool is offered, and the server still validates its own input.
+ */
+export type McpToolNotice =
+  | { readonly kind: 'skipped'; readonly reason: McpSkipReason; readonly tool: McpTool; readonly message: string }
+  | { readonly kind: 'renamed'; readonly name: string; readonly tool: McpTool; readonly message: string }
+  | {
+      readonly kind: 'relaxed';
+      readonly name: string;
+      readonly keywords: readonly string[];
+      readonly tool: McpTool;
+      readonly message: string;
+    };
+
+/**
+ * Options of {@link mcpTools}.
+ *
+ * @example
+ * ```ts
+ * const tools = await mcpTools(client, {
+ *   prefix: 'mcp__github__',
+ *   trustAnnotations: true, // our own server: readOnlyHint → parallel
+ *   mode: { merge_pull_request: 'exclusive' },
+ *   timeoutMs: 30_000,
+ *   onNotice: (notice) => console.warn(notice.message),
+ * });
+ * ```
+ */
+export interface McpToolsOptions {
+  /**
+   * Put before every tool name, e.g. `'mcp__github__'` → `mcp__github__create_issue`. Letters, digits,
+   * `_ - . :` only. The server is always called with its own name.
+   * @default ''
+   */
+  readonly prefix?: string;
+  /**
+   * Whether the server's annotations decide the mode: `readOnlyHint: true` → `'parallel'`, anything
+   * else → `'exclusive'`. Annotations are hints a server makes about itself: trust them only from a
+   * server you trust. Untrusted, every tool is `'exclusive'` (always correct, only slower) unless
+   * `mode` says otherwise.
+   * @default false
+   */
+  readonly trustAnnotations?: boolean;
+  /**
+   * The mode of the tools, deciding before the annotations: one mode for all, a map from the server's
+   * tool names (without prefix), or a function of the listed tool (return `undefined` to fall back to
+   * the annotations rule).
+   */
+  readonly mode?: ToolMode | Readonly<Record<string, ToolMode>> | ((tool: McpTool) => ToolMode | undefined);
+  /** Every tool's `timeoutMs`: the call is aborted (and the MCP request cancelled) after it. */
+  readonly timeoutMs?: number;
+  /**
+   * The MCP SDK's own request timeout for each call, which fails the call with `tool_error`
+   * ("Request timed out"). The SDK's default is 60 s, whatever the pipeline allows: raise it for
+   * long-running tools.
+   * @default `timeoutMs` when set, else the SDK's default (60 s)
+   */
+  readonly requestTimeoutMs?: number;
+  /** Every tool's `onError` (what a failure does to its siblings). @default the pipeline's */
+  readonly onError?: OnError;
+  /**
+   * The result's `value`: `'structured'` — the `structuredContent` when the server sent one (then the
+   * model-facing `content` is its JSON), else the text of the content blocks; `'text'` — always the
+   * text of the content blocks.
+   * @default 'structured'
+   */
+  readonly output?: 'structured' | 'text';
+  /** Aborts the listing (`tools/list` requests). */
+  readonly signal?: AbortSignal;
+  /** Told about every tool skipped, renamed or relaxed. Without it these happen silently. */
+  readonly onNotice?: (notice: McpToolNotice) => void;
+}
+
+/**
+ * A call's result with `isError: true`: the server ran the tool and reports that it failed. The body
+ * throws it, so the pipeline gives an error result (`tool_error`, `cause` is this error); the message is
+ * the text of the result's content.
+ *
+ * @example
+ * ```ts
+ * if (result.status === 'error' && result.error.code === 'tool_error' && result.error.cause instanceof McpToolError) {
+ *   console.log(result.error.cause.result.content);
+ * }
+ * ```
+ */
+export class McpToolError extends Error {
+  readonly code = 'mcp_tool_error' as const;
+
+  constructor(
+    /** The server's name of the tool. */
+    readonly tool: string,
+    message: string,
+    /** The result as the server sent it. */
+    readonly result: CallToolResult,
+  ) {
+    super(message);
+    this.name = 'McpToolError';
+  }
+}
+
+/** The most pages of `tools/list` followed: a server that never stops paginating cannot hang the caller. */
+const MAX_PAGES = 1000;
+const NAME_PATTERN = /^[A-Za-z0-9_.:-]*$/;
+const UNSAFE_NAME_CHARS = /[^A-Za-z0-9_.:-]/gu;
+const MAX_NAME_LENGTH = 128;
+
+const listed = new WeakMap<AnyTool, McpTool>();
+
+/**
+ * Turns the tools of a connected MCP server into pipeline tools.
+ *
+ * Lists every tool (following `nextCursor` pagination) and defines one pipeline tool for each:
+ * - **name** — `prefix` + the server's name, with characters outside toolstream's name rule (letters,
+ *   digits, `_ - . :`) replaced by `_` (an `onNotice` `renamed`). A name that is empty or too long
+ *   (over 128 characters), or that an earlier tool already took, is skipped (`skipped`).
+ * - **input** — the tool's `inputSchema`, checked before the call: arguments that fail it give an
+ *   `invalid_args` result whose message names each path, and the server never sees the call. The
+ *   arguments are forwarded exactly as the model sent them (JSON Schema validates, it does not fill in
+ *   defaults). `toolSchemas()` offers the server's schema as listed. Keywords that cannot be checked
+ *   are skipped, never guessed (an `onNotice` `relaxed`); a schema that cannot be compiled skips the
+ *   tool (`invalid_schema`).
+ * - **mode** — `options.mode` first; then, with `trustAnnotations`, `readOnlyHint: true` →
+ *   `'parallel'`; else `'exclusive'`. Annotations are untrusted by default.
+ * - **execute** — `client.callTool` with the call's signal: a timeout, cancel-rest, the run's abort or
+ *   an unsubscribe cancels the MCP request (the server is sent `notifications/cancelled` and its
+ *   handler's signal aborts). The content blocks become the model-facing text (see `output`);
+ *   `isError: true` throws an {@link McpToolError} → `tool_error`; a protocol error (unknown tool,
+ *   closed connection, the SDK's request timeout) rejects → `tool_error`.
+ * - **description** — the server's description, else its title, else its name (the first that is not empty).
+ *
+ * Tools that only run as MCP tasks (`taskSupport: 'required'`) are skipped. The list is a snapshot:
+ * call `mcpTools` again when the server's tools change (`notifications/tools/list_changed`).
+ * {@link mcpToolOf} gives back the listed tool (annotations included) for policies.
+ *
+ * @param client - a connected client (`@modelcontextprotocol/sdk`); this function never connects or closes it.
+ * @throws {ConfigError} (as a rejection) for invalid options (a TypeError), or a mode that is not `'parallel'` or `'exclusive'`.
+ * @throws the listing's error (as a rejection) when `tools/list` fails or paginates without end.
+ *
+ * @example
+ * ```ts
+ * import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+ * import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+ * import { createPipeline } from 'toolstream';
+ * import { mcpTools } from 'toolstream/mcp';
+ *
+ * const client = new Client({ name: 'my-agent', version: '1.0.0' });
+ * await client.connect(new StdioClientTransport({ command: 'github-mcp-server', args: ['stdio'] }));
+ *
+ * const tools = await mcpTools(client, { prefix: 'mcp__github__', timeoutMs: 30_000 });
+ * const pipeline = createPipeline({ tools });
+ * const [result] = await pipeline.run([
+ *   { id: 'call_1', name: 'mcp__github__get_issue', args: { owner: 'octo', repo: 'demo', issue_number: 1 } },
+ * ]);
+ * console.log(result?.status, result?.content);
+ * await client.close();
+ * ```
+ */
+export async function mcpTools(client: McpClient, options: McpToolsOptions = {}): Promise<AnyTool[]> {
+  const settings = checkOptions(options);
+  const notify = options.onNotice ?? (() => {});
+  const tools: AnyTool[] = [];
+  const taken = new Set<string>();
+
+  for (const listedTool of await listAllTools(client, options.signal)) {
+    const mcpName = listedTool.name;
+    const skip = (reason: McpSkipReason, why: string): void =>
+      notify({ kind: 'skipped', reason, tool: listedTool, message: `MCP tool ${JSON.stringify(mcpName)} skipped: ${why}` });
+
+    const name = settings.prefix + mcpName.replace(UNSAFE_NAME_CHARS, '_');
+    if (mcpName === '' || name.length > MAX_NAME_LENGTH) {
+      skip('invalid_name', `its name${settings.prefix === '' ? '' : ' with the prefix'} must be 1-${MAX_NAME_LENGTH} characters`);
+      continue;
+    }
+    if (taken.has(name)) {
+      skip('duplicate_name', `an earlier tool of this server is already named "${name}"`);
+      continue;
+    }
+    if (listedTool.execution?.taskSupport === 'required') {
+      skip('task_required', 'it only runs as an MCP task');
+      continue;
+    }
+    let input: ReturnType<typeof compileInputSchema>;
+    try {
+      input = compileInputSchema(listedTool.inputSchema);
+    } catch (error) {
+      skip('invalid_schema', `its input schema cannot be checked (${describeError(error)})`);
+      continue;
+    }
+
+    const mode = resolveMode(listedTool, options.mode, settings.trustAnnotations);
+    const tool = defineTool({
+      name,
+      description: firstText(listedTool.description, listedTool.title, listedTool.annotations?.title) ?? mcpName,
+      input: input.schema,
+      mode,
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(options.onError !== undefined && { onError: options.onError }),
+      execute: (args, ctx) => callTool(client, mcpName, args as Record<string, unknown>, ctx, settings),
+    });
+    taken.add(name);
+    listed.set(tool, listedTool);
+    tools.push(tool);
+
+    if (name !== settings.prefix + mcpName) {
+      notify({ kind: 'renamed', name, tool: listedTool, message: `MCP tool ${JSON.stringify(mcpName)} is offered as "${name}"` });
+    }
+    if (input.relaxed.length > 0) {
+      notify({
+        kind: 'relaxed',
+        name,
+        keywords: input.relaxed,
+        tool: listedTool,
+        message: `MCP tool ${JSON.stringify(mcpName)}: ${input.relaxed.join(', ')} of its input schema are left to the server to check`,
+      });
+    }
+  }
+  return tools;
+}
+
+/**
+ * The MCP tool a pipeline tool was made from, as the server listed it (name, annotations, schemas),
+ * or `undefined` for any other tool. Lets policies look at annotations; they are hints from the
+ * server, so use them to tighten, not to relax.
+ *
+ * @example
+ * ```ts
+ * const askUnlessReadOnly: PrePolicy = async (ctx, next) => {
+ *   const verdict = await next();
+ *   const listed = mcpToolOf(ctx.tool);
+ *   if (listed === undefined || listed.annotations?.readOnlyHint === true) return undefined;
+ *   return verdict.decision === 'allow' ? { decision: 'ask', reason: 'writes through MCP' } : undefined;
+ * };
+ * ```
+ */
+export function mcpToolOf(tool: AnyTool): McpTool | undefined {
+  return listed.get(tool);
+}
+
+interface Settings {
+  readonly prefix: string;
+  readonly trustAnnotations: boolean;
+  readonly requestTimeoutMs: number | undefined;
+  readonly output: 'structured' | 'text';
+}
+
+function checkOptions(options: McpToolsOptions): Settings {
+  const fail = (option: string, expected: string, received: unknown): never => {
+    throw new ConfigError('mcpTools', option, expected, received);
+  };
+  if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
+  const { prefix = '', trustAnnotations = false, mode, timeoutMs, requestTimeoutMs, onError, output = 'structured', signal, onNotice } = options;
+  if (typeof prefix !== 'string' || !NAME_PATTERN.test(prefix) || prefix.length >= MAX_NAME_LENGTH) {
+    fail('prefix', `fewer than ${MAX_NAME_LENGTH} letters, digits, "_", "-", "." or ":"`, prefix);
+  }
+  if (typeof trustAnnotations !== 'boolean') fail('trustAnnotations', 'a boolean', trustAnnotations);
+  if (mode !== undefined && !isMode(mode) && typeof mode !== 'function' && (typeof mode !== 'object' || mode === null)) {
+    fail('mode', '"parallel", "exclusive", a map of tool names to modes, or a function', mode);
+  }
+  if (timeoutMs !== undefined && !isPositiveDuration(timeoutMs)) fail('timeoutMs', 'a positive number of milliseconds', timeoutMs);
+  if (requestTimeoutMs !== undefined && !isPositiveDuration(requestTimeoutMs)) {
+    fail('requestTimeoutMs', 'a positive number of milliseconds', requestTimeoutMs);
+  }
+  if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
+  if (output !== 'structured' && output !== 'text') fail('output', '"structured" or "text"', output);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'an AbortSignal', signal);
+  if (onNotice !== undefined && typeof onNotice !== 'function') fail('onNotice', 'a function', onNotice);
+  return { prefix, trustAnnotations, requestTimeoutMs: requestTimeoutMs ?? timeoutMs, output };
+}
+
+function resolveMode(tool: McpTool, option: McpToolsOptions['mode'], trustAnnotations: boolean): ToolMode {
+  let mode: unknown;
+  if (typeof option === 'function') mode = option(tool);
+  else if (typeof option === 'string') mode = option;
+  else if (option !== undefined && Object.hasOwn(option, tool.name)) mode = option[tool.name];
+  if (mode === undefined) return trustAnnotations && tool.annotations?.readOnlyHint === true ? 'parallel' : 'exclusive';
+  if (!isMode(mode)) {
+    throw new TypeError(`mcpTools: the mode of MCP tool ${JSON.stringify(tool.name)} must be "parallel" or "exclusive"; received ${describeValue(mode)}`);
+  }
+  return mode;
+}
+
+/** The first non-empty string. */
+function firstText(...values: (string | undefined)[]): string | undefined {
+  return values.find((value) => typeof value === 'string' && value !== '');
+}
+
+function isMode(value: unknown): value is ToolMode {
+  return value === 'parallel' || value === 'exclusive';
+}
+
+async function listAllTools(client: McpClient, signal: AbortSignal | undefined): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  const cursors = new Set<string>();
+  const requestOptions: RequestOptions | undefined = signal === undefined ? undefined : { signal };
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, requestOptions);
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    // An empty cursor is read as the end: some servers send "" rather than leaving it out.
+    if (cursor === undefined || cursor === '') return tools;
+    if (cursors.has(cursor)) throw new Error(`mcpTools: the server sent the page cursor ${JSON.stringify(cursor)} twice`);
+    cursors.add(cursor);
+  }
+  throw new Error(`mcpTools: the server listed more than ${MAX_PAGES} pages of tools`);
+}
+
+/**
+ * One call. The request gets a signal of its own, linked to the call's and unlinked when the call
+ * settles: the SDK never removes the abort listener it adds, and aborting a signal after the response
+ * would still send the server a cancellation.
+ */
+async function callTool(
+  client: McpClient,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  settings: Settings,
+): Promise<unknown> {
+  const { signal } = ctx;
+  const controller = new AbortController();
+  const abort = (): void => controller.abort(signal.reason);
+  if (signal.aborted) abort();
+  else signal.addEventListener('abort', abort, { once: true });
+  try {
+    const requestOptions: RequestOptions = { signal: controller.signal };
+    if (settings.requestTimeoutMs !== undefined) requestOptions.timeout = settings.requestTimeoutMs;
+    const result = await client.callTool({ name, arguments: args }, undefined, requestOptions);
+    return toValue(name, result, settings.output);
+  } finally {
+    signal.removeEventListener('abort', abort);
+  }
+}
+
+function toValue(name: string, result: Awaited<ReturnType<McpClient['callTool']>>, output: Settings['output']): unknown {
+  // The SDK's compatibility shape (protocol 2024-10-07): `{ toolResult }` instead of content blocks.
+  if (!Array.isArray(result.content)) return 'toolResult' in result ? result.toolResult : undefined;
+  const callResult = result as CallToolResult;
+  const text = renderContent(callResult.content);
+  if (callResult.isError === true) {
+    throw new McpToolError(name, text === '' ? 'the MCP server reported an error without a message' : text, callResult);
+  }
+  const structured = callResult.structuredContent;
+  return output === 'structured' && typeof structured === 'object' && structured !== null ? structured : text;
+}
