@@ -21,5 +21,27 @@ describe('the published package', () => {
        console.log(r.content);`,
     ]);
     expect(run.trim()).toBe('built');
-  }, 60_000);
+
+    // Subpath exports, both module systems, sharing one core: a call the Anthropic adapter marks as
+    // cut off (an IncompleteArguments from its chunk) is recognised by the main entry's intake.
+    for (const [subpath, name] of [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools']]) {
+      expect(node(['--input-type=module', '-e', `import { ${name} } from 'toolstream/${subpath}'; console.log(typeof ${name})`]).trim()).toBe('function');
+      expect(node(['-e', `console.log(typeof require('toolstream/${subpath}').${name})`]).trim()).toBe('function');
+    }
+    const events = [
+      { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', content: [], model: 'x', stop_reason: null, stop_sequence: null, usage: {} } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't1', name: 'x', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"a":' } },
+      { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: 1 } },
+      { type: 'message_stop' },
+    ];
+    const cutOff = (load: string) => `${load}
+      const tool = t.defineTool({ name: 'x', description: 'x', input: zod.z.object({}), execute: () => 'ran' });
+      const events = (async function* () { yield* ${JSON.stringify(events)}; })();
+      t.createPipeline({ tools: [tool] }).run(a.fromAnthropicStream(events)).then((results) => console.log(results[0].error.code));`;
+    const esmScript = cutOff("const [t, a, zod] = await Promise.all([import('toolstream'), import('toolstream/anthropic'), import('zod')]);");
+    const cjsScript = cutOff("const t = require('toolstream'), a = require('toolstream/anthropic'), zod = require('zod');");
+    expect(node(['--input-type=module', '-e', esmScript]).trim()).toBe('incomplete_args');
+    expect(node(['--input-type=commonjs', '-e', cjsScript]).trim()).toBe('incomplete_args');
+  }, 90_000);
 });

@@ -1,0 +1,155 @@
+// The demo: a model's streamed response with six tool calls, executed by toolstream while it streams.
+//
+//   npm start                 replay examples/transcripts/anthropic-workspace.sse.txt (offline)
+//   npm start -- --yes        approve the write without asking
+//   npm start -- --live       ask the real Anthropic API instead (needs ANTHROPIC_API_KEY)
+//
+// The transcript is in Anthropic's SSE wire format and is parsed by the official SDK's own parser, with
+// a pause between events as a real stream has. It was written by a script for this demo (no network
+// here to record one); the recorded fixtures the adapter tests use are in ../shared/fixtures/.
+import Anthropic from '@anthropic-ai/sdk';
+import { Stream } from '@anthropic-ai/sdk/core/streaming';
+import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { fileURLToPath } from 'node:url';
+import { lastValueFrom, tap, toArray } from 'rxjs';
+import { z } from 'zod';
+import { askTools, createPipeline, defineTool, pathSandbox, type Approver, type ToolContext, type ToolResult } from '../src/index.js';
+import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '../src/adapters/anthropic/index.js';
+
+const flags = new Set(process.argv.slice(2));
+const t0 = performance.now();
+const log = (text: string) => console.log(`[${(performance.now() - t0).toFixed(0).padStart(5)} ms] ${text}`);
+
+// --- a throwaway workspace with a few files ---
+const workspace = await mkdtemp(join(tmpdir(), 'toolstream-demo-'));
+await mkdir(join(workspace, 'notes'));
+await mkdir(join(workspace, 'src'));
+await writeFile(join(workspace, 'notes/todo.md'), '- TODO: write tests\n- TODO: ship it\n- TODO: tell people\n');
+await writeFile(join(workspace, 'src/app.ts'), 'export const greet = (name: string) => `hello ${name}`; // TODO: i18n\n');
+await writeFile(join(workspace, 'README.md'), '# demo workspace\n');
+
+// --- real local tools; each body logs when it runs ---
+async function traced<T>(ctx: ToolContext, name: string, body: () => Promise<T>): Promise<T> {
+  log(`  ▶ #${ctx.index} ${name} running`);
+  try {
+    return await body();
+  } finally {
+    log(`  ■ #${ctx.index} ${name} done`);
+  }
+}
+const at = (path: string) => resolve(workspace, path); // pathSandbox has made it absolute and kept it inside
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)); // a little latency, to see the overlap
+
+const tools = [
+  defineTool({
+    name: 'list_dir', description: 'List a directory', input: z.object({ path: z.string() }), mode: 'parallel',
+    execute: ({ path }, ctx) => traced(ctx, 'list_dir', async () => (await pause(300), readdir(at(path)))),
+  }),
+  defineTool({
+    name: 'read_file', description: 'Read a UTF-8 file', input: z.object({ path: z.string() }), mode: 'parallel',
+    execute: ({ path }, ctx) => traced(ctx, 'read_file', async () => (await pause(250), readFile(at(path), { encoding: 'utf8', signal: ctx.signal }))),
+  }),
+  defineTool({
+    name: 'search', description: 'Find lines containing a pattern', input: z.object({ pattern: z.string(), path: z.string() }),
+    mode: 'parallel',
+    execute: ({ pattern, path }, ctx) =>
+      traced(ctx, 'search', async () => {
+        const hits: string[] = [];
+        for (const file of await readdir(at(path), { recursive: true })) {
+          const text = await readFile(at(join(path, file)), 'utf8').catch(() => '');
+          text.split('\n').forEach((line, i) => line.includes(pattern) && hits.push(`${relative(workspace, at(join(path, file)))}:${i + 1}: ${line}`));
+        }
+        return hits.join('\n');
+      }),
+  }),
+  defineTool({
+    name: 'write_file', description: 'Write a file', input: z.object({ path: z.string(), content: z.string() }), mode: 'exclusive',
+    execute: ({ path, content }, ctx) =>
+      traced(ctx, 'write_file', async () => (await writeFile(at(path), content, { signal: ctx.signal }), `wrote ${content.length} characters`)),
+  }),
+];
+
+// --- approval: asked at the terminal; auto-approved with --yes or when nobody can answer ---
+const approve: Approver = async ({ tool, args, reasons }, signal) => {
+  const question = `approve ${tool.name} ${JSON.stringify(args)} (${reasons.join('; ')})?`;
+  if (flags.has('--yes') || !process.stdin.isTTY) {
+    log(`  ? ${question} → allowed once (${flags.has('--yes') ? '--yes' : 'not interactive'})`);
+    return 'allowed-once';
+  }
+  const prompt = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const answer = await prompt.question(`  ? ${question} [y/N] `, { signal });
+    return /^y(es)?$/i.test(answer.trim()) ? 'allowed-once' : 'rejected';
+  } finally {
+    prompt.close();
+  }
+};
+
+const pipeline = createPipeline({
+  tools,
+  concurrency: 4,
+  pre: [pathSandbox({ root: workspace }), askTools(['write_file'], 'it writes to the workspace')],
+  approve,
+});
+
+// --- the model's stream: replayed, or live ---
+async function* replay(): AsyncIterable<RawMessageStreamEvent> {
+  const transcript = await readFile(fileURLToPath(new URL('transcripts/anthropic-workspace.sse.txt', import.meta.url)), 'utf8');
+  const chunks = transcript.split(/(?<=\n)(?=event:)/); // one SSE event per chunk, paced like a stream
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = chunks.shift();
+      if (chunk === undefined) return controller.close();
+      await new Promise((resolve) => setTimeout(resolve, 8));
+      controller.enqueue(new TextEncoder().encode(chunk));
+    },
+  });
+  yield* Stream.fromSSEResponse<RawMessageStreamEvent>(new Response(body), new AbortController());
+}
+
+async function* live(): AsyncIterable<RawMessageStreamEvent> {
+  const client = new Anthropic();
+  yield* await client.messages.create({
+    model: process.env['ANTHROPIC_MODEL'] ?? 'claude-sonnet-4-5',
+    max_tokens: 1024,
+    stream: true,
+    tools: toAnthropicTools(pipeline),
+    messages: [{ role: 'user', content: 'List the workspace, read notes/todo.md and src/app.ts, then write notes/summary.md summarising the TODOs.' }],
+  });
+}
+
+const source = flags.has('--live') ? live() : replay();
+log(flags.has('--live') ? 'asking the Anthropic API…' : 'replaying a streamed model response…');
+const seen = (call: { name: string; args: unknown }, index: number) =>
+  log(`→ call #${index} complete in the stream: ${call.name} ${typeof call.args === 'string' ? call.args : JSON.stringify(call.args)}`);
+
+let arrived = 0;
+try {
+  const results: ToolResult[] = await lastValueFrom(
+    fromAnthropicStream(source).pipe(
+      tap((call) => seen(call, arrived++)),
+      pipeline.operator(),
+      tap((r) => log(`✓ commit #${r.index} ${r.name}: ${r.status}${r.error ? ` (${r.error.code})` : ''}`)),
+      toArray(),
+    ),
+  );
+
+  console.log('\nThe tool_result message for the next request:\n');
+  console.log(JSON.stringify(toAnthropicToolResults(results), null, 2));
+
+  const counts = new Map<string, number>();
+  for (const r of results) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  const byStatus = [...counts].map(([status, n]) => `${n} ${status}`);
+  const mean = (pick: (r: ToolResult) => number) => (results.reduce((sum, r) => sum + pick(r), 0) / results.length).toFixed(1);
+  console.log(`\n${results.length} calls: ${byStatus.join(', ')}; wall time ${(performance.now() - t0).toFixed(0)} ms`);
+  console.log(
+    `mean per call: policy ${mean((r) => r.timing.durations.policy)} ms, queue ${mean((r) => r.timing.durations.queue)} ms, ` +
+      `execute ${mean((r) => r.timing.durations.execute)} ms`,
+  );
+} finally {
+  await rm(workspace, { recursive: true, force: true });
+}
