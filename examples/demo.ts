@@ -125,7 +125,7 @@ async function* live(): AsyncIterable<RawMessageStreamEvent> {
 const source = flags.has('--live') ? live() : replay();
 log(flags.has('--live') ? 'asking the Anthropic API…' : 'replaying a streamed model response…');
 const seen = (call: { name: string; args: unknown }, index: number) =>
-  log(`→ call #${index} complete in the stream: ${call.name} ${typeof call.args === 'string' ? call.args : JSON.stringify(call.args)}`);
+  log(`→ call #${index} queued (its arguments are complete): ${call.name} ${typeof call.args === 'string' ? call.args : JSON.stringify(call.args)}`);
 
 let arrived = 0;
 try {
