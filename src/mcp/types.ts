@@ -1,0 +1,128 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
+import type { OnError, ToolMode } from '../defineTool.js';
+
+/** A tool as an MCP server lists it (`tools/list`). */
+export type McpTool = McpToolDescriptor;
+
+/**
+ * What {@link mcpTools} needs of a connected MCP client: the SDK's `Client` (or anything with its
+ * `listTools` and `callTool`).
+ */
+export type McpClient = Pick<Client, 'listTools' | 'callTool'>;
+
+/** Why {@link mcpTools} left a server's tool out. */
+export type McpSkipReason =
+  /** The name is empty, or longer than 128 characters with the prefix. */
+  | 'invalid_name'
+  /** An earlier tool of the listing already has this (prefixed, sanitised) name. */
+  | 'duplicate_name'
+  /** The tool only runs as an MCP task (`execution.taskSupport: 'required'`), which `callTool` refuses. */
+  | 'task_required'
+  /** Its `inputSchema` cannot be compiled into a validator, so its calls could not be checked. */
+  | 'invalid_schema';
+
+/**
+ * Something {@link mcpTools} did to a server's tool that the caller may want to know (see
+ * `onNotice`):
+ * - `skipped`: the tool is not in the returned list;
+ * - `renamed`: characters its name may not have were replaced with `_` (`name` is the pipeline name);
+ * - `relaxed`: parts of its input schema are not checked before the call (`keywords` are JSON Pointers
+ *   into `inputSchema`); the tool is offered, and the server still validates its own input.
+ */
+export type McpToolNotice =
+  | { readonly kind: 'skipped'; readonly reason: McpSkipReason; readonly tool: McpTool; readonly message: string }
+  | { readonly kind: 'renamed'; readonly name: string; readonly tool: McpTool; readonly message: string }
+  | {
+      readonly kind: 'relaxed';
+      readonly name: string;
+      readonly keywords: readonly string[];
+      readonly tool: McpTool;
+      readonly message: string;
+    };
+
+/**
+ * Options of {@link mcpTools}.
+ *
+ * @example
+ * ```ts
+ * const tools = await mcpTools(client, {
+ *   prefix: 'mcp__github__',
+ *   trustAnnotations: true, // our own server: readOnlyHint → parallel
+ *   mode: { merge_pull_request: 'exclusive' },
+ *   timeoutMs: 30_000,
+ *   onNotice: (notice) => console.warn(notice.message),
+ * });
+ * ```
+ */
+export interface McpToolsOptions {
+  /**
+   * Put before every tool name, e.g. `'mcp__github__'` → `mcp__github__create_issue`. Letters, digits,
+   * `_ - . :` only. The server is always called with its own name.
+   * @default ''
+   */
+  readonly prefix?: string;
+  /**
+   * Whether the server's annotations decide the mode: `readOnlyHint: true` → `'parallel'`, anything
+   * else → `'exclusive'`. Annotations are hints a server makes about itself: trust them only from a
+   * server you trust. Untrusted, every tool is `'exclusive'` (always correct, only slower) unless
+   * `mode` says otherwise.
+   * @default false
+   */
+  readonly trustAnnotations?: boolean;
+  /**
+   * The mode of the tools, deciding before the annotations: one mode for all, a map from the server's
+   * tool names (without prefix), or a function of the listed tool (return `undefined` to fall back to
+   * the annotations rule).
+   */
+  readonly mode?: ToolMode | Readonly<Record<string, ToolMode>> | ((tool: McpTool) => ToolMode | undefined);
+  /** Every tool's `timeoutMs`: the call is aborted (and the MCP request cancelled) after it. */
+  readonly timeoutMs?: number;
+  /**
+   * The MCP SDK's own request timeout for each call, which fails the call with `tool_error`
+   * ("Request timed out"). The SDK's default is 60 s, whatever the pipeline allows: raise it for
+   * long-running tools.
+   * @default `timeoutMs` when set, else the SDK's default (60 s)
+   */
+  readonly requestTimeoutMs?: number;
+  /** Every tool's `onError` (what a failure does to its siblings). @default the pipeline's */
+  readonly onError?: OnError;
+  /**
+   * The result's `value`: `'structured'` — the `structuredContent` when the server sent one (then the
+   * model-facing `content` is its JSON), else the text of the content blocks; `'text'` — always the
+   * text of the content blocks.
+   * @default 'structured'
+   */
+  readonly output?: 'structured' | 'text';
+  /** Aborts the listing (`tools/list` requests). */
+  readonly signal?: AbortSignal;
+  /** Told about every tool skipped, renamed or relaxed. Without it these happen silently. */
+  readonly onNotice?: (notice: McpToolNotice) => void;
+}
+
+/**
+ * A call's result with `isError: true`: the server ran the tool and reports that it failed. The body
+ * throws it, so the pipeline gives an error result (`tool_error`, `cause` is this error); the message is
+ * the text of the result's content.
+ *
+ * @example
+ * ```ts
+ * if (result.status === 'error' && result.error.code === 'tool_error' && result.error.cause instanceof McpToolError) {
+ *   console.log(result.error.cause.result.content);
+ * }
+ * ```
+ */
+export class McpToolError extends Error {
+  readonly code = 'mcp_tool_error' as const;
+
+  constructor(
+    /** The server's name of the tool. */
+    readonly tool: string,
+    message: string,
+    /** The result as the server sent it. */
+    readonly result: CallToolResult,
+  ) {
+    super(message);
+    this.name = 'McpToolError';
+  }
+}
