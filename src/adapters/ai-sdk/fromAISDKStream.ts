@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { TextStreamPart, ToolSet } from 'ai';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
-import { readParts } from './readParts.js';
+import { SourceReader } from '../../internal/sourceReader.js';
 
 /**
  * A part of an AI SDK stream, as `fromAISDKStream` accepts it: any object with a `type`. Every
@@ -87,7 +87,7 @@ export function fromAISDKStream(
     const reader = new ToolCallReader((call) => {
       if (!subscriber.closed) subscriber.next(call);
     });
-    return readParts(parts, {
+    const source = new SourceReader(parts, {
       next: (part) => {
         let failure: { readonly error: unknown } | undefined;
         try {
@@ -109,6 +109,8 @@ export function fromAISDKStream(
         subscriber.error(error);
       },
     });
+    source.start();
+    return () => source.stop();
   });
 }
 

@@ -1,4 +1,5 @@
-import { isObservable, Observable, type Subscriber, type TeardownLogic } from 'rxjs';
+import { Observable } from 'rxjs';
+import { SourceReader } from '../../internal/sourceReader.js';
 import type { ToolCall } from '../../toolCall.js';
 import type { AnthropicEventSource, AnthropicStreamEvent } from './events.js';
 import { ToolUseAssembler } from './toolUseAssembler.js';
@@ -75,84 +76,26 @@ import { ToolUseAssembler } from './toolUseAssembler.js';
 export function fromAnthropicStream(events: AnthropicEventSource): Observable<ToolCall> {
   return new Observable<ToolCall>((subscriber) => {
     const assembler = new ToolUseAssembler((call) => subscriber.next(call));
-    const reader: EventReader = {
-      event: (event) => {
-        const failure = assembler.push(event);
-        if (failure !== undefined) subscriber.error(failure);
+    const reader = new SourceReader<AnthropicStreamEvent>(
+      events,
+      {
+        next: (event) => {
+          const failure = assembler.push(event);
+          if (failure !== undefined) subscriber.error(failure);
+        },
+        error: (error) => {
+          assembler.cutOff('stream_error');
+          subscriber.error(error);
+        },
+        complete: () => {
+          assembler.end();
+          subscriber.complete();
+        },
       },
-      error: (error) => {
-        assembler.cutOff('stream_error');
-        subscriber.error(error);
-      },
-      complete: () => {
-        assembler.end();
-        subscriber.complete();
-      },
-    };
-    if (isObservable(events)) return events.subscribe({ next: reader.event, error: reader.error, complete: reader.complete });
-    return readAsyncIterable(events, reader, subscriber);
+      // Unsubscribing tells the iterator `return()` at once (see "Subscription" above).
+      { stopSynchronously: true },
+    );
+    reader.start();
+    return () => reader.stop();
   });
-}
-
-/** Where a source's events, failure and end go. */
-interface EventReader {
-  event(event: AnthropicStreamEvent): void;
-  error(error: unknown): void;
-  complete(): void;
-}
-
-/**
- * Pulls an async iterable one event at a time until it ends or the subscriber closes. The teardown
- * tells the iterator `return()` unless the iterable already ended or failed.
- */
-function readAsyncIterable(
-  events: AsyncIterable<AnthropicStreamEvent>,
-  reader: EventReader,
-  subscriber: Subscriber<ToolCall>,
-): TeardownLogic {
-  let iterator: AsyncIterator<AnthropicStreamEvent>;
-  try {
-    iterator = events[Symbol.asyncIterator]();
-  } catch (error) {
-    reader.error(error);
-    return undefined;
-  }
-  let finished = false;
-
-  const pull = async (): Promise<void> => {
-    while (!subscriber.closed) {
-      let step: IteratorResult<AnthropicStreamEvent>;
-      try {
-        step = await iterator.next();
-      } catch (error) {
-        finished = true;
-        if (!subscriber.closed) reader.error(error);
-        return;
-      }
-      if (subscriber.closed) return;
-      if (step.done === true) {
-        finished = true;
-        reader.complete();
-        return;
-      }
-      reader.event(step.value);
-    }
-  };
-  // Nothing in the loop is expected to throw; should something (a hostile event object), the source
-  // counts as failed rather than the stream hanging.
-  pull().catch((error: unknown) => {
-    finished = true;
-    if (!subscriber.closed) reader.error(error);
-  });
-
-  return () => {
-    if (finished) return;
-    finished = true;
-    try {
-      // Not awaited: an async generator settles return() only after its pending next().
-      Promise.resolve(iterator.return?.()).catch(() => undefined);
-    } catch {
-      // a return() that throws synchronously: the iterator is left as it is
-    }
-  };
 }

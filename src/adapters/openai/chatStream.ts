@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
-import { SourceReader } from './sourceReader.js';
+import { SourceReader } from '../../internal/sourceReader.js';
 
 /** One fragment of `choices[0].delta.tool_calls`, as the SDK types it (read defensively all the same). */
 type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;

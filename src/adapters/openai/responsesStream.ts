@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { ResponseFunctionToolCall, ResponseOutputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
-import { SourceReader } from './sourceReader.js';
+import { SourceReader } from '../../internal/sourceReader.js';
 import { OpenAIResponsesStreamError } from './errors.js';
 
 /**
