@@ -9,7 +9,7 @@ import { createPipeline, SourceError, type ToolCall } from '../../../src/index.j
 import { ran, settle, weather } from './helpers.js';
 
 // test/adapters/anthropic/ → the repository root is three levels up; shared/ sits beside it.
-const FIXTURE = new URL('../../../../shared/fixtures/streams/anthropic-claude35-sonnet-parallel-tool-use.sse.txt', import.meta.url);
+const FIXTURE = new URL('../../fixtures/streams/anthropic-claude35-sonnet-parallel-tool-use.sse.txt', import.meta.url);
 const recorded = readFileSync(FIXTURE, 'utf8');
 
 /**
