@@ -25,3 +25,14 @@ export function collectGarbage(): void {
 }
 
 export const fmt = (value: number, digits = 1): string => value.toFixed(digits);
+
+/** mulberry32: a tiny seeded PRNG with uniform floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

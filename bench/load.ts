@@ -48,6 +48,7 @@ import { from, Observable } from 'rxjs';
 import { z } from 'zod';
 import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../src/index.js';
 import { collectGarbage, fmt, printHeader } from './common.js';
+import { mulberry32 } from './common.js';
 
 const CONCURRENCY = 10;
 const EXCLUSIVE_SHARE = 0.2;
@@ -61,16 +62,6 @@ const TARGET_PEAK_MB = 150;
 const TARGET_GROWTH = 1.2;
 const RESULT_TAG = 'LOAD_RESULT ';
 
-/** mulberry32: a tiny seeded PRNG with uniform floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Tools: {parallel, exclusive} × {sync no-op, async no-op, promise chain, setImmediate}

@@ -22,22 +22,13 @@
 import { z } from 'zod';
 import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../src/index.js';
 import { collectGarbage, fmt, printHeader } from './common.js';
+import { mulberry32 } from './common.js';
 
 const CALLS = 200;
 const CONCURRENCY = 10;
 const EXCLUSIVE_SHARE = 0.2;
 const SEEDS = (process.env['BENCH_SEEDS'] ?? '1,2,3').split(',').map(Number);
 
-/** mulberry32: a tiny seeded PRNG with uniform floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Sleeps `ms` with setTimeout; rejects with the signal's reason if it aborts first. */
 function sleep(ms: number, signal: AbortSignal): Promise<number> {

@@ -2,6 +2,7 @@ import { from, Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../src/index.js';
+import { mulberry32 } from '../bench/common.js';
 
 // A CI-sized version of bench/load.ts: 50k mixed calls streamed from a lazy source (nothing holds the
 // calls up front), every result checked on the fly. No timing assertions.
@@ -9,16 +10,6 @@ import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../s
 const N = 50_000;
 const CONCURRENCY = 10;
 
-/** mulberry32: a tiny seeded PRNG with uniform floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Bodies that track how many run at once, to check the pool's bounds under load as well. */
 function makeTools() {
