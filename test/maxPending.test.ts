@@ -3,23 +3,34 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, type ToolCall } from '../src/index.js';
 
-/** One slow call first, then `fast` quick ones; counts how many bodies started while the slow one ran. */
-async function straggler(maxPending: number, fast = 50) {
-  let slowRunning = false;
-  let startedBehind = 0;
-  const tool = defineTool({
+/** A parallel tool `t` that sleeps `args.ms`; `onStart` sees each body start. */
+const sleeper = (onStart: (ms: number) => void = () => undefined, onEnd: (ms: number) => void = () => undefined) =>
+  defineTool({
     name: 't',
     description: 't',
     input: z.object({ ms: z.number() }),
     mode: 'parallel',
     execute: async ({ ms }) => {
-      if (ms > 10) slowRunning = true;
-      else if (slowRunning) startedBehind++;
+      onStart(ms);
       await sleep(ms);
-      if (ms > 10) slowRunning = false;
+      onEnd(ms);
       return ms;
     },
   });
+
+/** One slow call first, then `fast` quick ones; counts how many bodies started while the slow one ran. */
+async function straggler(maxPending: number, fast = 50) {
+  let slowRunning = false;
+  let startedBehind = 0;
+  const tool = sleeper(
+    (ms) => {
+      if (ms > 10) slowRunning = true;
+      else if (slowRunning) startedBehind++;
+    },
+    (ms) => {
+      if (ms > 10) slowRunning = false;
+    },
+  );
   const calls: ToolCall[] = [{ id: 'slow', name: 't', args: { ms: 80 } }];
   for (let i = 0; i < fast; i++) calls.push({ id: `f${i}`, name: 't', args: { ms: 1 } });
   const results = await createPipeline({ tools: [tool], concurrency: 10, maxPending }).run(calls);
@@ -55,16 +66,7 @@ describe('run() pulls an async iterable with backpressure', () => {
     let pulled = 0;
     let answered = 0;
     let maxUnanswered = 0;
-    const tool = defineTool({
-      name: 't',
-      description: 't',
-      input: z.object({ ms: z.number() }),
-      mode: 'parallel',
-      execute: async ({ ms }) => {
-        await sleep(ms);
-        return ms;
-      },
-    });
+    const tool = sleeper();
     async function* fast() {
       yield { id: 'slow', name: 't', args: { ms: 60 } };
       for (let i = 0; i < 2000; i++) {
