@@ -79,7 +79,16 @@ export class SourceReader<T> {
     const { source, handlers } = this;
     if (isObservable(source)) {
       const subscription = source.subscribe({
-        next: (item) => this.#isReading() && handlers.next(item),
+        next: (item) => {
+          if (!this.#isReading()) return;
+          try {
+            handlers.next(item);
+          } catch (error) {
+            // As for an iterable: a handler that throws on an item fails the source, never the process.
+            this.stop();
+            handlers.error(error);
+          }
+        },
         error: (error: unknown) => this.#isReading() && handlers.error(error),
         complete: () => this.#isReading() && handlers.complete(),
       });

@@ -28,27 +28,45 @@ export function reorderByIndex<T extends { readonly index: number }>(): MonoType
       let nextIndex = 0;
       /** Items that arrived before their turn. */
       const early = new Map<number, T>();
+      /** Releasing items: a consumer may make the source complete (or error) from inside `next`. */
+      let releasing = false;
+      /** What the source ended with while items were being released; acted on once they are out. */
+      let ended: { readonly error: unknown } | 'complete' | undefined;
+      const end = () => {
+        if (ended === undefined || releasing) return;
+        if (ended !== 'complete') subscriber.error(ended.error);
+        else if (early.size > 0) {
+          const missing = nextIndex;
+          subscriber.error(new Error(`reorderByIndex: index ${missing} never arrived; ${early.size} item(s) held back`));
+        } else subscriber.complete();
+      };
       subscribeAsChild(subscriber, source, {
         next(item) {
           if (item.index !== nextIndex) {
             early.set(item.index, item);
             return;
           }
-          subscriber.next(item);
-          nextIndex++;
-          for (let waiting = early.get(nextIndex); waiting !== undefined; waiting = early.get(nextIndex)) {
-            early.delete(nextIndex);
-            subscriber.next(waiting);
+          releasing = true;
+          try {
             nextIndex++;
+            subscriber.next(item);
+            for (let waiting = early.get(nextIndex); waiting !== undefined; waiting = early.get(nextIndex)) {
+              early.delete(nextIndex);
+              nextIndex++;
+              subscriber.next(waiting);
+            }
+          } finally {
+            releasing = false;
           }
+          end();
         },
-        error: (error: unknown) => subscriber.error(error),
+        error(error: unknown) {
+          ended = { error };
+          end();
+        },
         complete() {
-          if (early.size > 0) {
-            subscriber.error(new Error(`reorderByIndex: index ${nextIndex} never arrived; ${early.size} item(s) held back`));
-          } else {
-            subscriber.complete();
-          }
+          ended = 'complete';
+          end();
         },
       });
     });

@@ -1,4 +1,4 @@
-import { of } from 'rxjs';
+import { of, Subject } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { reorderByIndex } from '../../src/index.js';
@@ -61,4 +61,20 @@ describe('reorderByIndex', () => {
     of(item(1), item(0)).pipe(reorder).subscribe((x) => seen.push(x.index));
     expect(seen).toEqual([0, 1, 0, 1]);
   });
+});
+
+it('a consumer that completes the source while an item is released still gets every held item first', () => {
+  const source = new Subject<{ index: number }>();
+  const seen: string[] = [];
+  source.pipe(reorderByIndex()).subscribe({
+    next: (item) => {
+      seen.push(`item ${item.index}`);
+      if (item.index === 0) source.complete(); // re-entrant: item 1 is still held back
+    },
+    error: (error: Error) => seen.push(`error ${error.message}`),
+    complete: () => seen.push('complete'),
+  });
+  source.next(item(1));
+  source.next(item(0));
+  expect(seen).toEqual(['item 0', 'item 1', 'complete']);
 });

@@ -180,6 +180,7 @@ class ToolCallReader {
 
   #call(part: PartOf<'tool-call'>): void {
     const { toolCallId: id, toolName: name } = part;
+    if (this.#settled.has(id)) return; // a repeated part, or one after its call was cut off: once only
     this.#open.delete(id);
     this.#settled.add(id);
     if (part.providerExecuted === true) return;

@@ -16,6 +16,10 @@ type ToolResultOutput = ToolResultPart['output'];
  * - `denied` (a policy, a refused approval, a restriction) → `{ type: 'execution-denied', reason:
  *   content }`, the SDK's own form for a denied execution.
  *
+ * Results of calls the stream cut off (`incomplete_args`: a `tool-input-start` never followed by its
+ * `tool-call` part) are left out: the SDK records only complete `tool-call` parts in the assistant
+ * message, and a result for a call the history does not hold would be rejected by the provider.
+ *
  * An empty batch gives a message with no parts; the SDK drops empty tool messages from a prompt.
  *
  * @param results - The results of one model step, e.g. `await pipeline.run(fromAISDKStream(...))`.
@@ -37,7 +41,7 @@ type ToolResultOutput = ToolResultPart['output'];
 export function toAISDKToolMessage(results: readonly ToolResult[]): ToolModelMessage {
   return {
     role: 'tool',
-    content: results.map(
+    content: results.filter(isInHistory).map(
       (result): ToolResultPart => ({
         type: 'tool-result',
         toolCallId: result.id,
@@ -46,6 +50,10 @@ export function toAISDKToolMessage(results: readonly ToolResult[]): ToolModelMes
       }),
     ),
   };
+}
+
+function isInHistory(result: ToolResult): boolean {
+  return result.error?.code !== 'incomplete_args';
 }
 
 function outputOf(result: ToolResult): ToolResultOutput {

@@ -139,17 +139,11 @@ describe('fromAISDKStream with a real streamText call', () => {
     expect(results[1]!.error).toMatchObject({ code: 'incomplete_args', reason: 'max_tokens' });
     expect(results[1]!.started).toBe(false);
     expect(events.filter((e) => e.endsWith(':start'))).toEqual(['body:call_1:start']);
+    // The SDK records only complete tool-call parts in the assistant message, so the cut-off call has
+    // no place in the history: its result is left out of the tool message.
     expect(toAISDKToolMessage(results)).toEqual({
       role: 'tool',
-      content: [
-        { type: 'tool-result', toolCallId: 'call_1', toolName: 'read_file', output: { type: 'text', value: 'contents of a.txt' } },
-        {
-          type: 'tool-result',
-          toolCallId: 'call_2',
-          toolName: 'read_file',
-          output: { type: 'error-text', value: results[1]!.content },
-        },
-      ],
+      content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'read_file', output: { type: 'text', value: 'contents of a.txt' } }],
     });
     expect(results[1]!.content).toMatch(/cut off.*max_tokens.*Send the call again/);
   });
@@ -517,3 +511,18 @@ function toAsync<T>(source: Observable<T>): AsyncIterable<T> {
     },
   };
 }
+
+it('a repeated tool-call part (or one after its call was cut off) is emitted once', async () => {
+  const parts: AISDKStreamPart[] = [
+    { type: 'tool-call', toolCallId: 'c1', toolName: 'add', input: { a: 1 } } as AISDKStreamPart,
+    { type: 'tool-call', toolCallId: 'c1', toolName: 'add', input: { a: 1 } } as AISDKStreamPart,
+    { type: 'tool-input-start', id: 'c2', toolName: 'add' } as AISDKStreamPart,
+    { type: 'finish-step', finishReason: 'length' } as AISDKStreamPart,
+    { type: 'tool-call', toolCallId: 'c2', toolName: 'add', input: { a: 2 } } as AISDKStreamPart,
+  ];
+  const ids: string[] = [];
+  await new Promise<void>((resolve, reject) =>
+    fromAISDKStream(from(parts)).subscribe({ next: (call) => ids.push(call.id), error: reject, complete: resolve }),
+  );
+  expect(ids).toEqual(['c1', 'c2']);
+});
