@@ -124,7 +124,7 @@ export function defineTool<Input extends $ZodType, Output>(
   if (!isSchema(input)) fail('input', 'a zod 4 schema', input);
   if (mode !== 'parallel' && mode !== 'exclusive') fail('mode', '"parallel" or "exclusive"', mode);
   if (timeoutMs !== undefined && !isPositiveDuration(timeoutMs)) {
-    fail('timeoutMs', 'a positive number of milliseconds', timeoutMs);
+    fail('timeoutMs', '1 to 2147483647 milliseconds (Node\'s longest timer)', timeoutMs);
   }
   if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') {
     fail('onError', '"cancel-rest" or "continue"', onError);

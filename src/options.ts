@@ -1,7 +1,7 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AnyTool, OnError } from './defineTool.js';
 import { ConfigError } from './errors.js';
-import { isPositiveDuration } from './internal/validate.js';
+import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 import type { Approver, Decision, PostPolicy, PrePolicy } from './policy/types.js';
 import type { ToolResult } from './toolResult.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
@@ -77,6 +77,7 @@ export interface PipelineOptions {
    * How long one call's pre-execute chain, or its post-execute chain, may take. Past it the chain fails
    * closed (`policy_error`, naming the policy still pending) and the policies' `ctx.signal` aborts: a
    * policy that never settles cannot hold a call, or the barriers behind it, forever.
+   * `Infinity` sets no limit.
    * @default 30000
    */
   readonly policyTimeoutMs?: number;
@@ -136,7 +137,8 @@ export interface PipelineSettings {
   readonly defaultDecision: Decision;
   readonly approve: Approver | undefined;
   readonly approvalTimeoutMs: number | undefined;
-  readonly policyTimeoutMs: number;
+  /** `undefined` for no limit. */
+  readonly policyTimeoutMs: number | undefined;
   readonly post: readonly PostPolicy[];
   readonly postNames: readonly string[];
   readonly restrictions: RestrictionSet | undefined;
@@ -176,10 +178,10 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   }
   if (onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
   if (defaultTimeoutMs !== undefined && !isPositiveDuration(defaultTimeoutMs)) {
-    fail('defaultTimeoutMs', 'a positive number of milliseconds', defaultTimeoutMs);
+    fail('defaultTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds`, defaultTimeoutMs);
   }
-  if (!(abortGraceMs === Infinity || (typeof abortGraceMs === 'number' && abortGraceMs >= 0))) {
-    fail('abortGraceMs', 'a non-negative number of milliseconds or Infinity', abortGraceMs);
+  if (!(abortGraceMs === Infinity || abortGraceMs === 0 || isPositiveDuration(abortGraceMs))) {
+    fail('abortGraceMs', `0 to ${MAX_TIMER_MS} milliseconds, or Infinity`, abortGraceMs);
   }
   if (typeof scheduler?.schedule !== 'function' || typeof scheduler.now !== 'function') {
     fail('scheduler', 'an RxJS SchedulerLike', scheduler);
@@ -206,9 +208,11 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   }
   if (approve !== undefined && typeof approve !== 'function') fail('approve', 'a function', approve);
   if (approvalTimeoutMs !== undefined && !isPositiveDuration(approvalTimeoutMs)) {
-    fail('approvalTimeoutMs', 'a positive number of milliseconds', approvalTimeoutMs);
+    fail('approvalTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds`, approvalTimeoutMs);
   }
-  if (!isPositiveDuration(policyTimeoutMs)) fail('policyTimeoutMs', 'a positive number of milliseconds', policyTimeoutMs);
+  if (policyTimeoutMs !== Infinity && !isPositiveDuration(policyTimeoutMs)) {
+    fail('policyTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds, or Infinity for no limit`, policyTimeoutMs);
+  }
   if (restrictions !== undefined && !(restrictions instanceof RestrictionSet)) {
     fail('restrictions', 'a RestrictionSet', restrictions);
   }
@@ -239,7 +243,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     defaultDecision,
     approve,
     approvalTimeoutMs,
-    policyTimeoutMs,
+    policyTimeoutMs: policyTimeoutMs === Infinity ? undefined : policyTimeoutMs,
     post,
     postNames,
     restrictions,

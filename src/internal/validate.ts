@@ -1,4 +1,7 @@
-/** A timer length: positive and finite (to have no limit, leave the option out). */
+/** The longest timer Node keeps: a longer one fires after 1 ms (with a TimeoutOverflowWarning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timer length: positive and at most `MAX_TIMER_MS` (about 24.8 days). */
 export function isPositiveDuration(value: unknown): value is number {
-  return typeof value === 'number' && value > 0 && Number.isFinite(value);
+  return typeof value === 'number' && value > 0 && value <= MAX_TIMER_MS;
 }

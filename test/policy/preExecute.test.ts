@@ -205,6 +205,8 @@ describe('policy time limit', () => {
   });
 
   it('policyTimeoutMs is validated', () => {
-    expect(() => createPipeline({ tools: [tool], policyTimeoutMs: 0 })).toThrow(/`policyTimeoutMs` must be a positive number/);
+    expect(() => createPipeline({ tools: [tool], policyTimeoutMs: 0 })).toThrow(/`policyTimeoutMs` must be 1 to 2147483647 milliseconds, or Infinity/);
+    expect(() => createPipeline({ tools: [tool], policyTimeoutMs: 2 ** 31 })).toThrow(/`policyTimeoutMs`/); // would fire after 1 ms
+    expect(() => createPipeline({ tools: [tool], policyTimeoutMs: Infinity })).not.toThrow();
   });
 });
