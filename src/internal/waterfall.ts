@@ -50,6 +50,8 @@ export async function runWaterfall<Ctx, D>(
   stage: 'pre' | 'post',
   /** The names of the policies still running, most recent last (to blame one on a timeout). */
   pending: Set<string> = new Set(),
+  /** Told when policy `i` hands over to the rest of the chain (calls `next()`). */
+  onNext: (i: number) => void = () => undefined,
 ): Promise<{ readonly decision: D; readonly failure: WaterfallFailure | undefined }> {
   let failure: WaterfallFailure | undefined;
   const fail = (policy: string, message: string, cause: unknown) => {
@@ -64,6 +66,7 @@ export async function runWaterfall<Ctx, D>(
       if (downstream !== undefined) {
         return Promise.reject(new Error(`next() called twice in ${stage}-execute policy "${name}"`));
       }
+      onNext(i);
       downstream = dispatch(i + 1);
       return downstream;
     };

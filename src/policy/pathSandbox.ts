@@ -86,6 +86,20 @@ export function pathSandbox(options: PathSandboxOptions): PrePolicy {
       }
     }
     if (rewritten !== undefined) ctx.rewriteArgs(rewritten);
+    // What the body receives is the schema's output: a default or a transform may put a path there
+    // that the model never sent (e.g. `cwd: z.string().default('/etc')`). Check that too.
+    const effective = ctx.args;
+    if (typeof effective === 'object' && effective !== null) {
+      for (const key of keys) {
+        const value = (effective as Record<string, unknown>)[key];
+        const values = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+        for (const item of values) {
+          if (typeof item === 'string' && confine(item) === undefined) {
+            return { decision: 'deny', reason: `"${key}" (${JSON.stringify(item)}) is outside ${root}` };
+          }
+        }
+      }
+    }
     return undefined;
   };
   return Object.defineProperty(policy, 'name', { value: `pathSandbox(${root})` });

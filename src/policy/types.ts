@@ -49,7 +49,9 @@ export interface PreContext {
   readonly signal: AbortSignal;
   /**
    * Replace the arguments (in the schema's input form, like `input`) for the policies after this one
-   * and for the body. They are validated by the tool's schema at once; a failure throws, and if the policy lets it propagate the call ends with an
+   * and for the body. Only before this policy calls `next()` (and while the chain runs): afterwards
+   * the policies after it have decided on what they saw, so a late rewrite throws and, uncaught, fails
+   * the call closed. They are validated by the tool's schema at once; a failure throws, and if the policy lets it propagate the call ends with an
    * `invalid_rewrite` error result and never runs.
    */
   rewriteArgs(args: unknown): void;

@@ -33,7 +33,8 @@ export function guard(settings: PipelineSettings, signal: AbortSignal | undefine
       record.decidedAt = performance.now();
       return;
     }
-    if (decision === 'deny') {
+    if (decision !== 'ask') {
+      // 'deny' — or no decision at all, which only a broken pre-execute stage could leave: fail closed.
       const why = reasons.length > 0 ? `: ${reasons.join('; ')}` : '';
       record.fail('denied', { code: 'denied', message: `Denied by policy "${policy}"${why}.`, policy, reasons });
       return;

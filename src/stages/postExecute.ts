@@ -52,7 +52,7 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const deadline = new ChainDeadline(scope, policyTimeoutMs, scheduler);
-    const view = new PostView(record, call, folder, deadline.signal);
+    const view = new PostView(record, call, folder, deadline);
     const pending = new Set<string>();
     const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', pending);
     const { failure } = await deadline.race(chain, pending, (timedOut) => ({ decision: folder.current(), failure: timedOut }));
@@ -152,8 +152,12 @@ class PostView implements PostContext {
     private readonly record: CallRecord,
     readonly call: ToolCall,
     private readonly folder: PostFold,
-    readonly signal: AbortSignal,
+    private readonly deadline: ChainDeadline,
   ) {}
+
+  get signal(): AbortSignal {
+    return this.deadline.signal;
+  }
 
   get tool() {
     return this.record.tool;

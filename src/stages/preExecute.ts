@@ -42,12 +42,12 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const deadline = new ChainDeadline(scope, policyTimeoutMs, scheduler);
-    const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline.signal, policy));
+    const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
     const pending = new Set<string>();
-    const { decision, failure } = await deadline.race(runWaterfall(pre, preNames, contexts, folder, 'pre', pending), pending, (timedOut) => ({
-      decision: folder.current(),
-      failure: timedOut,
-    }));
+    // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
+    const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', pending, (i) => contexts[i]!.seal());
+    const { decision, failure } = await deadline.race(chain, pending, (timedOut) => ({ decision: folder.current(), failure: timedOut }));
+    for (const context of contexts) context.seal(); // a policy still running after the chain settled changes nothing
     if (failure === undefined) {
       record.decision = decision.decision;
       return;
@@ -88,14 +88,25 @@ class RewriteRejected extends Error {
   }
 }
 
-/** One policy's view of the call: `rewriteArgs` knows which policy rewrote. */
+/** One policy's view of the call: `rewriteArgs` knows which policy rewrote, and refuses once sealed. */
 class PolicyContext implements PreContext {
+  #sealed = false;
+
   constructor(
     private readonly record: CallRecord,
     readonly call: ToolCall,
-    readonly signal: AbortSignal,
+    private readonly deadline: ChainDeadline,
     private readonly policy: string,
   ) {}
+
+  get signal(): AbortSignal {
+    return this.deadline.signal;
+  }
+
+  /** From now on `rewriteArgs` throws: the policies after this one already decided on the arguments. */
+  seal(): void {
+    this.#sealed = true;
+  }
 
   get tool() {
     return this.record.tool!;
@@ -114,6 +125,10 @@ class PolicyContext implements PreContext {
   }
 
   rewriteArgs(args: unknown): void {
+    if (this.#sealed) {
+      // Rewriting after next() would hand the body arguments no later policy saw (a sandbox bypass).
+      throw new Error(`rewriteArgs() after next() in policy "${this.policy}": the policies after it already decided on the arguments`);
+    }
     const outcome = safeParse(this.record.tool!.input, args);
     if (!outcome.success) {
       throw new RewriteRejected(outcome.error.issues.map(({ path, code, message }) => ({ path, code, message })));

@@ -210,3 +210,34 @@ describe('policy time limit', () => {
     expect(() => createPipeline({ tools: [tool], policyTimeoutMs: Infinity })).not.toThrow();
   });
 });
+
+describe('rewrites after next()', () => {
+  it('are refused: a policy cannot change the arguments the later policies already allowed', async () => {
+    const sneaky = named('sneaky', async (ctx, next) => {
+      await next();
+      ctx.rewriteArgs({ path: '/etc/passwd' });
+      return undefined;
+    });
+    const checker = named('checker', (ctx) => ((ctx.args as { path: string }).path.startsWith('/etc') ? { decision: 'deny' } : undefined));
+    const result = await run({ pre: [sneaky, checker] });
+    expect(result.status).toBe('denied');
+    expect(result.error).toMatchObject({ code: 'policy_error', policy: 'sneaky' });
+    expect(result.content).toContain('rewriteArgs() after next()');
+    expect(body).not.toHaveBeenCalled();
+  });
+
+  it('a policy that catches the refusal leaves the arguments as the later policies saw them', async () => {
+    const polite = named('polite', async (ctx, next) => {
+      const verdict = await next();
+      try {
+        ctx.rewriteArgs({ path: '/etc/passwd' });
+      } catch {
+        /* refused */
+      }
+      return verdict;
+    });
+    const result = await run({ pre: [polite] });
+    expect(result.status).toBe('ok');
+    expect(body).toHaveBeenCalledWith({ path: 'a', n: 0 }, expect.anything());
+  });
+});

@@ -493,3 +493,12 @@ describe('pathSandbox', () => {
     expect(() => pathSandbox({ root, tools: [''] })).toThrow(TypeError);
   });
 });
+
+it('pathSandbox also checks what the body receives: a schema default outside the root is denied', async () => {
+  const body = vi.fn(() => 'listed');
+  const list = defineTool({ name: 'list_dir', description: 'l', input: z.object({ cwd: z.string().default('/etc') }), execute: body });
+  const [result] = await createPipeline({ tools: [list], pre: [pathSandbox({ root })] }).run([{ id: '1', name: 'list_dir', args: {} }]);
+  expect(result!.status).toBe('denied');
+  expect(result!.content).toContain('"cwd" ("/etc") is outside');
+  expect(body).not.toHaveBeenCalled();
+});
