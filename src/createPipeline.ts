@@ -26,9 +26,10 @@ import { toResults } from './stages/result.js';
  */
 export interface RunOptions {
   /**
-   * Aborting stops taking in calls and cancels every unfinished one: each call already taken in still
-   * gets a result (`cancelled`, reason `'aborted'`), and the output completes. To drop results instead,
-   * unsubscribe.
+   * Aborting stops taking in calls and ends every unfinished one, and the output completes: each call
+   * already taken in still gets a result — `cancelled` (reason `'aborted'`) when waiting or running;
+   * a call still in its policy chain or awaiting approval fails closed (`policy_error`,
+   * `approval_aborted`). To drop results instead, unsubscribe.
    */
   readonly signal?: AbortSignal;
 }

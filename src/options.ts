@@ -220,6 +220,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   if (retention !== undefined) {
     if (typeof retention !== 'object' || retention === null) fail('retention', 'an object', retention);
     const { default: fallback, tools: perTool = {} } = retention;
+    if (typeof perTool !== 'object' || perTool === null) fail('retention.tools', 'an object of budgets by tool name', perTool);
     if (fallback !== undefined) checkBudget('retention.default', fallback, fail);
     for (const [name, budget] of Object.entries(perTool)) {
       if (!byName.has(name)) fail(`retention.tools.${name}`, 'the name of a configured tool', name);
