@@ -2,7 +2,7 @@ import { ConfigError } from '../errors.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { defineTool, type AnyTool, type ToolContext, type ToolMode } from '../defineTool.js';
-import { describeError, describeValue } from '../internal/describe.js';
+import { describeError } from '../internal/describe.js';
 import { isPositiveDuration } from '../internal/validate.js';
 import { compileInputSchema } from './inputSchema.js';
 import { renderContent } from './renderContent.js';
@@ -187,7 +187,7 @@ function resolveMode(tool: McpTool, option: McpToolsOptions['mode'], trustAnnota
   else if (option !== undefined && Object.hasOwn(option, tool.name)) mode = option[tool.name];
   if (mode === undefined) return trustAnnotations && tool.annotations?.readOnlyHint === true ? 'parallel' : 'exclusive';
   if (!isMode(mode)) {
-    throw new TypeError(`mcpTools: the mode of MCP tool ${JSON.stringify(tool.name)} must be "parallel" or "exclusive"; received ${describeValue(mode)}`);
+    throw new ConfigError('mcpTools', `mode (for ${JSON.stringify(tool.name)})`, '"parallel" or "exclusive"', mode);
   }
   return mode;
 }

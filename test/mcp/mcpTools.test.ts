@@ -274,7 +274,7 @@ describe('mcpTools over an in-memory MCP server', () => {
     await expect(mcpTools(connection.client, { timeoutMs: 0 })).rejects.toThrow(/`timeoutMs`/);
     await expect(mcpTools(connection.client, { output: 'json' as 'text' })).rejects.toThrow(/`output`/);
     await expect(mcpTools(connection.client, { mode: () => 'sometimes' as 'parallel' })).rejects.toThrow(
-      /mode of MCP tool "search_issues"/,
+      /`mode \(for "search_issues"\)` must be "parallel" or "exclusive"/,
     );
     expect(connection.calls()).toEqual([]);
   });
