@@ -193,7 +193,13 @@ function knownTypes(value: unknown): unknown {
   return known.length === 0 ? undefined : known;
 }
 
+/**
+ * Whether zod (which compiles patterns without the `u` flag) checks `pattern` as JSON Schema means it:
+ * it must compile, and hold none of the syntax that only means the same with `u` (`\p{…}`, `\P{…}`,
+ * `\u{…}`) — without `u`, `^\p{L}+$` matches the text "p{L}" and would reject every real letter.
+ */
 function compiles(pattern: string): boolean {
+  if (/\\[pP]\{|\\u\{/.test(pattern)) return false;
   try {
     new RegExp(pattern);
     return true;

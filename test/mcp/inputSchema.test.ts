@@ -79,3 +79,9 @@ describe('mcpTools listing', () => {
     await expect(mcpTools(fake([page(['a'], 'p2'), page(['b'], 'p2')]))).rejects.toThrow(/cursor "p2" twice/);
   });
 });
+
+it('a pattern with u-only syntax (\\p{…}, \\u{…}) is relaxed, not checked without the u flag (which would reject real letters)', () => {
+  const compiled = compileInputSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^\\p{L}+$' } } } as never);
+  expect(compiled.relaxed).toEqual(['/properties/s/pattern']);
+  expect(safeParse(compiled.schema, { s: "héllo" }).success).toBe(true);
+});
