@@ -51,10 +51,11 @@ export interface SourceReaderOptions {
  * check that synchronously.
  *
  * **`detach()`** (the adapter saw the last event it needs): nothing more is delivered. An Observable is
- * unsubscribed; an async iterable (or `ReadableStream`) is read on to its end with its items and any
- * error ignored, and its `return()` (`cancel()`) is not called — on the OpenAI SDK's helper streams
- * (`client.responses.stream()`, `client.chat.completions.stream()`) `return()` aborts the request,
- * which would fail their `finalResponse()` / `finalMessage()`. A later `stop()` does nothing.
+ * unsubscribed; an async iterable (or `ReadableStream`) is pulled no more — a connection that stays
+ * open may carry the next response, for another reader — and its `return()` (`cancel()`) is not called:
+ * on the OpenAI SDK's helper streams (`client.responses.stream()`, `client.chat.completions.stream()`)
+ * `return()` aborts the request, which would fail their `finalResponse()` / `finalMessage()`. A pull
+ * already pending when `detach()` comes is let settle, its item dropped. A later `stop()` does nothing.
  *
  * An item (or end, or failure) that arrives after either is dropped.
  */
@@ -173,6 +174,7 @@ export class SourceReader<T> {
       for (;;) {
         const step = await pull();
         if (this.#isStopped()) return;
+        if (this.#state === 'detached') return; // pull no more: the source may carry what others read next
         if (step.done === true) {
           this.#finished = true;
           if (this.#isReading()) this.handlers.complete();

@@ -265,8 +265,9 @@ describe('fromOpenAIResponsesStream', () => {
     expect(error).toBeInstanceOf(OpenAIResponsesStreamError);
     expect((error as Error).message).toBe('OpenAI response failed (rate_limit_exceeded): Slow down.');
     await new Promise((resolve) => setTimeout(resolve, 5));
-    // Read to its end rather than aborted (return() on the SDK's helper streams aborts the request).
-    expect(finished).toBe(true);
+    // Let go of, not aborted (return() on the SDK's helper streams aborts the request), and not read
+    // on: a connection that stays open may carry the next response, for another reader.
+    expect(finished).toBe(false);
     expect(returned).toBe(false);
   });
 
@@ -313,4 +314,33 @@ describe('fromOpenAIResponsesStream', () => {
     ] as unknown as ResponseStreamEvent[];
     expect(await collect(fromOpenAIResponsesStream(from(odd)))).toEqual([EXPECTED[0]]);
   });
+});
+
+it('two responses over one long-lived async iterable: each reader takes its own response and leaves the rest', async () => {
+  const connection = new Subject<ResponseStreamEvent>();
+  const queue: ResponseStreamEvent[] = [];
+  let wake: (() => void) | undefined;
+  connection.subscribe((event) => (queue.push(event), wake?.()));
+  const shared: AsyncIterable<ResponseStreamEvent> = {
+    [Symbol.asyncIterator]: () => ({
+      next: async () => {
+        while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        return { done: false, value: queue.shift()! };
+      },
+    }),
+  };
+  const response = (n: number): ResponseStreamEvent[] => {
+    const item = { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'get_weather', arguments: '', status: 'in_progress' } as const;
+    return [
+      { type: 'response.output_item.added', output_index: 0, item, sequence_number: 1 },
+      { type: 'response.function_call_arguments.done', output_index: 0, item_id: item.id, arguments: '{}', sequence_number: 2 },
+      { type: 'response.completed', sequence_number: 3 } as unknown as ResponseStreamEvent,
+    ] as ResponseStreamEvent[];
+  };
+  const first = firstValueFrom(fromOpenAIResponsesStream(shared).pipe(toArray()));
+  for (const event of response(1)) connection.next(event);
+  expect((await first).map((c) => c.id)).toEqual(['call_1']);
+  const second = firstValueFrom(fromOpenAIResponsesStream(shared).pipe(toArray()));
+  for (const event of response(2)) connection.next(event);
+  expect((await second).map((c) => c.id)).toEqual(['call_2']);
 });
