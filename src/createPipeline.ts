@@ -1,9 +1,10 @@
-import { from, isObservable, Observable, type OperatorFunction } from 'rxjs';
+import { defer, from, isObservable, Observable, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
 import { resolvePipelineOptions, type PipelineOptions } from './options.js';
 import type { ToolCall } from './toolCall.js';
 import type { ToolResult } from './toolResult.js';
+import { BatchCancel } from './internal/batchCancel.js';
 import { pullCalls } from './internal/pullCalls.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
 import { executeCalls } from './stages/execute.js';
@@ -26,10 +27,9 @@ import { toResults } from './stages/result.js';
  */
 export interface RunOptions {
   /**
-   * Aborting stops taking in calls and ends every unfinished one, and the output completes: each call
-   * already taken in still gets a result — `cancelled` (reason `'aborted'`) when waiting or running;
-   * a call still in its policy chain or awaiting approval fails closed (`policy_error`,
-   * `approval_aborted`). To drop results instead, unsubscribe.
+   * Aborting stops taking in calls and cancels every unfinished one — in its policy chain, awaiting
+   * approval, waiting or running — and the output completes: each call already taken in still gets a
+   * result (`cancelled`, reason `'aborted'`). To drop results instead, unsubscribe.
    */
   readonly signal?: AbortSignal;
 }
@@ -99,16 +99,20 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
     const signal = checkSignal(runOptions);
     return (calls) =>
-      calls.pipe(
-        stopWhenAborted(signal),
-        intake(settings),
-        preExecute(settings, signal),
-        guard(settings, signal),
-        executeCalls(settings, signal),
-        postExecute(settings, signal),
-        toResults(settings.observers),
-        reorderByIndex(),
-      );
+      defer(() => {
+        // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
+        const batch = new BatchCancel();
+        return calls.pipe(
+          stopWhenAborted(signal),
+          intake(settings),
+          preExecute(settings, batch),
+          guard(settings, batch),
+          executeCalls(settings, signal, batch),
+          postExecute(settings, signal),
+          toResults(settings.observers),
+          reorderByIndex(),
+        );
+      });
   };
 
   // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered.

@@ -4,6 +4,7 @@ import type { PipelineSettings } from '../options.js';
 import type { CancelReason } from '../toolError.js';
 import { describeError } from './describe.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
+import type { BatchCancel } from './batchCancel.js';
 import { BodyRun } from './bodyRun.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
@@ -61,6 +62,8 @@ export class CallPool implements BodySink {
     private readonly settings: PipelineSettings,
     private readonly destination: Subscriber<CallRecord>,
     private readonly signal: AbortSignal | undefined,
+    /** Told when the rest is cancelled, so calls still in the policy stages are cancelled too. */
+    private readonly batch: BatchCancel,
   ) {
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
@@ -122,6 +125,7 @@ export class CallPool implements BodySink {
     if (this.cancellation !== undefined || this.closed) return;
     const cancellation: Cancellation = { reason, by };
     this.cancellation = cancellation;
+    this.batch.cancel(cancellation);
     const cancelled: CallRecord[] = [];
     for (const record of this.running) {
       if (record === by || record.status !== undefined) continue;

@@ -1,5 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { PipelineSettings } from '../options.js';
+import { BatchCancel } from '../internal/batchCancel.js';
 import { CallPool } from '../internal/callPool.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { subscribeAsChild } from '../internal/subscribeAsChild.js';
@@ -29,6 +30,7 @@ import { subscribeAsChild } from '../internal/subscribeAsChild.js';
  *
  * @param settings - the pipeline's resolved options.
  * @param signal - aborting it cancels every unfinished call (each still gets a `cancelled` result).
+ * @param batch - the subscription's cancellation, which this stage decides and the policy stages follow.
  *
  * @example
  * ```ts
@@ -38,10 +40,11 @@ import { subscribeAsChild } from '../internal/subscribeAsChild.js';
 export function executeCalls(
   settings: PipelineSettings,
   signal: AbortSignal | undefined,
+  batch: BatchCancel = new BatchCancel(),
 ): OperatorFunction<CallRecord, CallRecord> {
   return (source) =>
     new Observable<CallRecord>((subscriber) => {
-      const pool = new CallPool(settings, subscriber, signal);
+      const pool = new CallPool(settings, subscriber, signal, batch);
       // Teardown first, so an unsubscribe during a synchronous source already stops the pool.
       subscriber.add(() => pool.close());
       subscribeAsChild(subscriber, source, pool);

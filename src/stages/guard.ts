@@ -2,6 +2,7 @@ import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import type { PipelineSettings } from '../options.js';
 import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
+import type { BatchCancel } from '../internal/batchCancel.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
 
 /**
@@ -12,22 +13,25 @@ import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/c
  * - `deny` → a `denied` result (`code: 'denied'`, naming the policy and its reasons); the tool never runs.
  * - `ask` → the approver is asked; only `'allowed-once'` lets the call through, and only this call: the
  *   next call to the same tool asks again (nothing is remembered). No approver, a throw, another answer,
- *   the run aborting, or `approvalTimeoutMs` passing → `denied` with an `approval_*` code saying which.
+ *   or `approvalTimeoutMs` passing → `denied` with an `approval_*` code saying which. If the batch is
+ *   cancelled meanwhile (cancel-rest, the run's signal), the question is withdrawn (the approver's
+ *   signal aborts) and the call is `cancelled`.
  * Approvals of several calls may be pending at once; an exclusive call still keeps its place (see
  * `concurrentStage`), so an approval never lets it run out of order. With no policies and
  * `defaultDecision: 'allow'` the stage is the identity.
  *
  * @example
  * ```ts
- * records$.pipe(preExecute(settings, signal), guard(settings, signal));
+ * records$.pipe(preExecute(settings, batch), guard(settings, batch));
  * ```
  */
-export function guard(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
+export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
   if (settings.pre.length === 0 && settings.defaultDecision === 'allow') return identity;
   const { approve, approvalTimeoutMs, scheduler } = settings;
 
   const enforce = (record: CallRecord, scope: StageScope): void | Promise<void> => {
     if (record.status !== undefined) return;
+    if (batch.cancellation !== undefined) return record.cancel(batch.cancellation); // nobody is asked for a cancelled batch
     const { decision, decidedBy: policy, reasons } = record;
     if (decision === 'allow') {
       record.decidedAt = performance.now();
@@ -49,9 +53,11 @@ export function guard(settings: PipelineSettings, signal: AbortSignal | undefine
     return requestApproval(approve, request, scope, approvalTimeoutMs, scheduler).then((outcome) => {
       record.addTrace({ stage: 'approval', event: 'answer', answer: outcome.approved ? 'allowed-once' : outcome.code });
       if (outcome.approved) record.decidedAt = performance.now();
+      // The question stopped mattering: the batch was cancelled while it was pending.
+      else if (outcome.code === 'approval_aborted' && batch.cancellation !== undefined) record.cancel(batch.cancellation);
       else record.fail('denied', { code: outcome.code, message: outcome.message, reasons });
     });
   };
 
-  return concurrentStage(enforce, isExclusiveCall, signal);
+  return concurrentStage(enforce, isExclusiveCall, batch.signal);
 }

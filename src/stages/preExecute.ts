@@ -6,6 +6,7 @@ import { MonotonicGuard } from '../policy/monotonicGuard.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
+import type { BatchCancel } from '../internal/batchCancel.js';
 import { ChainDeadline } from '../internal/chainDeadline.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
 import { formatIssues } from '../internal/formatIssues.js';
@@ -29,14 +30,15 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
  *
  * @example
  * ```ts
- * records$.pipe(preExecute(settings, signal), guard(settings, signal), executeCalls(settings, signal));
+ * records$.pipe(preExecute(settings, batch), guard(settings, batch), executeCalls(settings, signal, batch));
  * ```
  */
-export function preExecute(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
+export function preExecute(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
   const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
   if (pre.length === 0 && defaultDecision === 'allow') return identity;
 
   const decide = async (record: CallRecord, scope: StageScope): Promise<void> => {
+    if (batch.cancellation !== undefined) return record.cancel(batch.cancellation); // no policy runs for a cancelled batch
     record.originalArgs = record.args;
     record.input = parseArguments(record.rawArgs); // parsed once already by intake, so it parses
     const folder = new PreFold(record, defaultDecision);
@@ -52,6 +54,8 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
       record.decision = decision.decision;
       return;
     }
+    // Stopped because the batch was cancelled (cancel-rest, the run's signal): cancelled, not denied.
+    if (batch.cancellation !== undefined && scope.signal.aborted) return record.cancel(batch.cancellation);
     record.addTrace({ stage: 'pre', event: 'failed', policy: failure.policy, message: failure.message });
     if (failure.cause instanceof RewriteRejected) {
       const { issues } = failure.cause;
@@ -76,7 +80,7 @@ export function preExecute(settings: PipelineSettings, signal: AbortSignal | und
   return concurrentStage(
     (record, scope) => (record.status === undefined ? decide(record, scope) : undefined),
     isExclusiveCall,
-    signal,
+    batch.signal,
   );
 }
 

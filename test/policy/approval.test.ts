@@ -68,13 +68,30 @@ describe('approval (ask)', () => {
     expect(approverSignal?.aborted).toBe(true);
   });
 
-  it('the run signal aborting → approval_aborted', async () => {
+  it('the run signal aborting while an approval is pending: the approver’s signal aborts and the call is cancelled', async () => {
     const controller = new AbortController();
-    const approve: Approver = () => new Promise(() => {});
+    let approverSignal: AbortSignal | undefined;
+    const approve: Approver = (_request, signal) => ((approverSignal = signal), new Promise(() => {}));
     const pending = pipeline({ defaultDecision: 'ask', approve }).run([call('read', 'r')], { signal: controller.signal });
     setTimeout(() => controller.abort(), 5);
     const [result] = await pending;
-    expect(result!.error?.code).toBe('approval_aborted');
+    expect(result!.status).toBe('cancelled');
+    expect(result!.error).toMatchObject({ code: 'cancelled', reason: 'aborted', started: false });
+    expect(approverSignal?.aborted).toBe(true);
+  });
+
+  it('cancel-rest reaches a pending approval: nobody waits for an answer that no longer matters', async () => {
+    let approverSignal: AbortSignal | undefined;
+    const approve: Approver = (_request, signal) => ((approverSignal = signal), new Promise(() => {})); // a human who never answers
+    const failing = defineTool({ name: 'fail', description: 'f', input: z.object({ tag: z.string() }), mode: 'parallel', execute: () => sleep(5).then(() => Promise.reject(new Error('boom'))) });
+    const results = await createPipeline({ tools: [...tools, failing], pre: [askTools(['write'])], approve }).run([
+      call('fail', 'f'),
+      call('write', 'w'),
+      call('read', 'later'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['error', 'cancelled', 'cancelled']);
+    expect(results[1]!.error).toMatchObject({ code: 'cancelled', reason: 'sibling_failed', byCallId: 'f', started: false });
+    expect(approverSignal?.aborted).toBe(true);
   });
 
   it('approvals of concurrent calls are pending at the same time, and a slow one does not hold up parallel calls after it', async () => {

@@ -241,3 +241,16 @@ describe('rewrites after next()', () => {
     expect(body).toHaveBeenCalledWith({ path: 'a', n: 0 }, expect.anything());
   });
 });
+
+it('a call whose pre-execute chain is pending when the run aborts is cancelled (not denied), and the policy sees its signal abort', async () => {
+  let policySignal: AbortSignal | undefined;
+  const slow = named('slow', (ctx) => ((policySignal = ctx.signal), new Promise<undefined>(() => {})));
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 5);
+  const [result] = await createPipeline({ tools: [tool], pre: [slow] }).run([{ id: '1', name: 'write_file', args: { path: 'a' } }], {
+    signal: controller.signal,
+  });
+  expect(result!.status).toBe('cancelled');
+  expect(result!.error).toMatchObject({ code: 'cancelled', reason: 'aborted', started: false });
+  expect(policySignal?.aborted).toBe(true);
+});
