@@ -172,7 +172,13 @@ export class SourceReader<T> {
   async #pull(pull: () => Promise<IteratorResult<T>>): Promise<void> {
     try {
       for (;;) {
-        const step = await pull();
+        let step: IteratorResult<T>;
+        try {
+          step = await pull();
+        } catch (error) {
+          this.#finished = true; // the source itself failed: there is nothing left to tell it
+          throw error;
+        }
         if (this.#isStopped()) return;
         if (this.#state === 'detached') return; // pull no more: the source may carry what others read next
         if (step.done === true) {
@@ -184,7 +190,8 @@ export class SourceReader<T> {
         if (this.#isStopped()) return; // the handler may have unsubscribed
       }
     } catch (error) {
-      this.#finished = true;
+      // The source failed, or a handler threw on an item: then the source is still open, and the
+      // adapter's teardown (stop) tells it to stop, so an SDK stream's request does not stay open.
       if (this.#isReading()) this.handlers.error(error);
     }
   }

@@ -218,7 +218,7 @@ describe('SourceReader: async iterable', () => {
     await tick();
   });
 
-  it('a handler that throws fails the source (and return() is not called)', async () => {
+  it('a handler that throws fails the source; the source is still open, so stop() calls its return()', async () => {
     const counts = { next: 0, return: 0 };
     const failure = new Error('hostile item');
     const { reader, log } = read(iterableOf([1, 2], counts), undefined, () => {
@@ -229,7 +229,7 @@ describe('SourceReader: async iterable', () => {
     expect(log).toEqual([1, { error: failure }]);
     reader.stop();
     await tick();
-    expect(counts).toEqual({ next: 1, return: 0 });
+    expect(counts).toEqual({ next: 1, return: 1 });
   });
 
   it.each([false, true])('a return() that throws or rejects is ignored (stopSynchronously: %s)', async (stopSynchronously) => {
