@@ -16,7 +16,8 @@ export class ChainDeadline {
   private readonly unlisten: () => void;
   /** Settles the race early; set while it runs. */
   private settleEarly: ((failure: WaterfallFailure) => void) | undefined = undefined;
-  private pending: ReadonlySet<string> = new Set();
+  private pending: ReadonlySet<number> = new Set();
+  private names: readonly string[] = [];
 
   constructor(
     scope: StageScope,
@@ -34,9 +35,18 @@ export class ChainDeadline {
     return this.controller.signal;
   }
 
-  /** Settles with `chain`, or with a failure blaming the most recent pending policy when stopped. */
-  race<T>(chain: Promise<T>, pending: ReadonlySet<string>, failed: (failure: WaterfallFailure) => T): Promise<T> {
+  /**
+   * Settles with `chain`, or with a failure blaming the most recent pending policy (`pending` holds
+   * positions in `names`: two policies may share a name) when stopped.
+   */
+  race<T>(
+    chain: Promise<T>,
+    pending: ReadonlySet<number>,
+    names: readonly string[],
+    failed: (failure: WaterfallFailure) => T,
+  ): Promise<T> {
     this.pending = pending;
+    this.names = names;
     return new Promise<T>((resolve) => {
       this.settleEarly = (failure) => resolve(failed(failure));
       if (this.stopped !== undefined) this.stop('was stopped: the run ended', this.stopped.reason);
@@ -58,7 +68,8 @@ export class ChainDeadline {
   }
 
   private blame(): string {
-    return [...this.pending].pop() ?? '(chain)';
+    const last = [...this.pending].pop();
+    return last === undefined ? '(chain)' : (this.names[last] ?? '(chain)');
   }
 
   private dispose(): void {

@@ -48,8 +48,8 @@ export async function runWaterfall<Ctx, D>(
   contexts: readonly Ctx[],
   folder: WaterfallFold<D>,
   stage: 'pre' | 'post',
-  /** The names of the policies still running, most recent last (to blame one on a timeout). */
-  pending: Set<string> = new Set(),
+  /** The positions of the policies still running, most recent last (to blame one on a timeout). */
+  pending: Set<number> = new Set(),
   /** Told when policy `i` hands over to the rest of the chain (calls `next()`). */
   onNext: (i: number) => void = () => undefined,
 ): Promise<{ readonly decision: D; readonly failure: WaterfallFailure | undefined }> {
@@ -72,13 +72,13 @@ export async function runWaterfall<Ctx, D>(
     };
 
     let returned: unknown;
-    pending.add(name);
+    pending.add(i);
     try {
       returned = await policies[i]!(contexts[i]!, next);
     } catch (error) {
       fail(name, `threw: ${describeError(error)}`, error);
     }
-    pending.delete(name);
+    pending.delete(i);
     if (downstream !== undefined) await downstream; // never rejects
     if (failure !== undefined) return folder.current();
     if (returned === undefined) return downstream ?? next();

@@ -45,10 +45,10 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const deadline = new ChainDeadline(scope, policyTimeoutMs, scheduler);
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
-    const pending = new Set<string>();
+    const pending = new Set<number>();
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
     const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', pending, (i) => contexts[i]!.seal());
-    const { decision, failure } = await deadline.race(chain, pending, (timedOut) => ({ decision: folder.current(), failure: timedOut }));
+    const { decision, failure } = await deadline.race(chain, pending, preNames, (timedOut) => ({ decision: folder.current(), failure: timedOut }));
     for (const context of contexts) context.seal(); // a policy still running after the chain settled changes nothing
     if (failure === undefined) {
       record.decision = decision.decision;
