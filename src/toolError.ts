@@ -20,7 +20,7 @@
  * | `denied`         | `denied`    | the pre-execute policies decided `deny`                       |
  * | `policy_error`   | `denied` / `error` | a policy threw or returned a non-decision (fail closed) |
  * | `invalid_rewrite`| `error`     | a policy rewrote the arguments into ones the schema rejects   |
- * | `approval_*`     | `denied`    | an `ask` was not approved: `rejected`, `unavailable` (no approver), `error` (it threw), `invalid` (another answer), `timeout`, `aborted` |
+ * | `approval_*`     | `denied`    | an `ask` was not approved: `rejected`, `unavailable` (no approver), `error` (it threw), `invalid` (another answer), `timeout`, `aborted` (the stage stopped without a batch cancellation; a cancelled batch gives `cancelled` instead) |
  * | `blocked`        | `error`     | a post-execute policy withheld the output                     |
  *
  * @example
