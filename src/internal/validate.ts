@@ -5,3 +5,8 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export function isPositiveDuration(value: unknown): value is number {
   return typeof value === 'number' && value > 0 && value <= MAX_TIMER_MS;
 }
+
+/** Any non-null object (arrays included), to read fields of untrusted input without a TypeError. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}

@@ -1,6 +1,7 @@
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { AnthropicStreamError, type AnthropicErrorEvent } from './events.js';
+import { isObject } from '../../internal/validate.js';
 
 /** A `tool_use` block whose arguments are still arriving. */
 interface OpenToolUse {
@@ -56,7 +57,7 @@ export class ToolUseAssembler {
         return undefined;
       case 'message_delta': {
         const delta = fields['delta'];
-        const stopReason = typeof delta === 'object' && delta !== null ? (delta as Record<string, unknown>)['stop_reason'] : undefined;
+        const stopReason = isObject(delta) ? delta['stop_reason'] : undefined;
         if (typeof stopReason === 'string') {
           this.#stopReason = stopReason;
           // The model stopped with blocks still open (max_tokens, refusal, …): their arguments are cut off.

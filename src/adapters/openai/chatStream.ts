@@ -3,6 +3,7 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
+import { isObject } from '../../internal/validate.js';
 
 /** One fragment of `choices[0].delta.tool_calls`, as the SDK types it (read defensively all the same). */
 type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
@@ -146,8 +147,4 @@ class ChatToolCallAssembler {
     if (open !== undefined && (typeof id !== 'string' || id === '' || id === open.id)) return open.key;
     return `unindexed:${this.#unindexed++}`;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }

@@ -4,6 +4,7 @@ import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
 import { OpenAIResponsesStreamError } from './errors.js';
+import { isObject } from '../../internal/validate.js';
 
 /**
  * Turns an OpenAI Responses API stream into tool calls, each emitted as soon as its arguments are
@@ -214,8 +215,4 @@ function functionCall(item: ResponseOutputItem | unknown): ResponseFunctionToolC
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
