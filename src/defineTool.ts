@@ -73,13 +73,24 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
   readonly onError?: OnError;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
+  /**
+   * The model-facing text of a value the body returned, when it should differ from the value itself
+   * (the value stays on the result for the host: `result.value`). A throw makes the call an
+   * `invalid_output` error. Not used for streamed output.
+   * @default strings as they are, anything else as JSON
+   */
+  readonly render?: Render<Output>;
 }
+
+// Method syntax makes the parameter bivariant, so a tool of any output (even `never`) is an `AnyTool`.
+type Render<Output> = { render(value: Output): string }['render'];
 
 /** A validated, frozen tool, ready for a pipeline. Build one with {@link defineTool}. */
 export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
-  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError'>> {
+  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render'>> {
   readonly timeoutMs: number | undefined;
   readonly onError: OnError | undefined;
+  readonly render: Render<Output> | undefined;
 }
 
 /** A tool of any schema and output, as a pipeline holds them. */
@@ -116,7 +127,7 @@ export function defineTool<Input extends $ZodType, Output>(
     throw new ConfigError('defineTool', option, expected, received);
   };
   if (typeof definition !== 'object' || definition === null) fail('definition', 'an object', definition);
-  const { name, description, input, mode = 'exclusive', timeoutMs, onError, execute } = definition;
+  const { name, description, input, mode = 'exclusive', timeoutMs, onError, execute, render } = definition;
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     fail('name', '1-128 characters of letters, digits, "_", "-", "." or ":"', name);
   }
@@ -130,7 +141,8 @@ export function defineTool<Input extends $ZodType, Output>(
     fail('onError', '"cancel-rest" or "continue"', onError);
   }
   if (typeof execute !== 'function') fail('execute', 'a function', execute);
-  return Object.freeze({ name, description, input, mode, timeoutMs, onError, execute });
+  if (render !== undefined && typeof render !== 'function') fail('render', 'a function (value) => string', render);
+  return Object.freeze({ name, description, input, mode, timeoutMs, onError, execute, render });
 }
 
 function isSchema(value: unknown): value is $ZodType {

@@ -181,6 +181,27 @@ describe('createPipeline().run', () => {
     expect(result!.error?.code).toBe('invalid_output');
   });
 
+  it("a tool's render gives the model-facing text and leaves the value to the host", async () => {
+    const report = defineTool({
+      name: 'report',
+      description: 'r',
+      input: z.object({ mode: z.enum(['ok', 'throw', 'number']) }),
+      execute: ({ mode }) => ({ mode, rows: [1, 2, 3] }),
+      render: (value) => {
+        if (value.mode === 'throw') throw new Error('cannot render');
+        if (value.mode === 'number') return 42 as unknown as string;
+        return `${value.rows.length} rows`;
+      },
+    });
+    const results = await createPipeline({ tools: [report], onError: 'continue' }).run(
+      (['ok', 'throw', 'number'] as const).map((mode) => ({ id: mode, name: 'report', args: { mode } })),
+    );
+    expect(results[0]).toMatchObject({ status: 'ok', content: '3 rows', value: { mode: 'ok', rows: [1, 2, 3] } });
+    expect(results[1]!.error).toMatchObject({ code: 'invalid_output', message: expect.stringContaining('cannot render') });
+    expect(results[2]!.error).toMatchObject({ code: 'invalid_output', message: expect.stringContaining('not a string') });
+    expect(() => defineTool({ name: 'x', description: 'x', input: z.object({}), execute: () => 1, render: 'text' as never })).toThrow(/render/);
+  });
+
   it('the run signal cancels every unfinished call and still resolves with a result for each', async () => {
     const controller = new AbortController();
     const pipeline = createPipeline({ tools: [wait], concurrency: 1 });

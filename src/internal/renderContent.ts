@@ -39,7 +39,8 @@ export function renderRecordContent(record: CallRecord): string {
   if (record.content !== undefined) return record.content;
   if (record.status === 'ok') {
     try {
-      const text = renderValue(record.value, record.streamed);
+      const render = record.streamed ? undefined : record.tool?.render;
+      const text = render === undefined ? renderValue(record.value, record.streamed) : checkRendered(render(record.value));
       const omittedItems = record.omitted?.items ?? 0;
       return (record.content = omittedItems > 0 ? `${text}\n[... ${omittedItems} more items omitted]` : text);
     } catch (error) {
@@ -54,4 +55,9 @@ export function renderRecordContent(record: CallRecord): string {
     partial !== undefined && partial.length > 0
       ? `${renderItems(partial)}\n[output incomplete] ${error!.message}`
       : error!.message);
+}
+
+function checkRendered(text: unknown): string {
+  if (typeof text !== 'string') throw new TypeError(`render() returned a ${typeof text}, not a string`);
+  return text;
 }
