@@ -1,10 +1,11 @@
 import { defer, from, isObservable, Observable, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
-import { resolvePipelineOptions, type PipelineOptions } from './options.js';
+import { resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
 import type { ToolCall } from './toolCall.js';
 import type { ToolResult } from './toolResult.js';
 import { BatchCancel } from './internal/batchCancel.js';
+import { bindToPipeline } from './internal/pipelineAware.js';
 import { pullCalls } from './internal/pullCalls.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
 import { executeCalls } from './stages/execute.js';
@@ -92,27 +93,13 @@ export interface Pipeline {
  * ```
  */
 export function createPipeline(options: PipelineOptions): Pipeline {
-  const settings = resolvePipelineOptions(options);
+  const settings = bindToPipeline(resolvePipelineOptions(options));
   const tools = Object.freeze([...settings.tools.values()]);
   const available = Object.freeze(settings.restrictions === undefined ? tools : settings.restrictions.filter(tools));
 
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
     const signal = checkSignal(runOptions);
-    return (calls) =>
-      defer(() => {
-        // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
-        const batch = new BatchCancel();
-        return calls.pipe(
-          stopWhenAborted(signal),
-          intake(settings),
-          preExecute(settings, batch),
-          guard(settings, batch),
-          executeCalls(settings, signal, batch),
-          postExecute(settings, signal),
-          toResults(settings.observers),
-          reorderByIndex(),
-        );
-      });
+    return (calls) => calls.pipe(runStages(settings, signal), reorderByIndex());
   };
 
   // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered.
@@ -136,6 +123,27 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   return Object.freeze({ tools, available, operator, run });
+}
+
+/**
+ * Every stage but the reordering: results come out as calls finish. Each subscription is a batch of
+ * its own. (A program's sub-calls run through this, so a quick result is not held behind a slow one.)
+ */
+export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined): OperatorFunction<ToolCall, ToolResult> {
+  return (calls) =>
+    defer(() => {
+      // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
+      const batch = new BatchCancel();
+      return calls.pipe(
+        stopWhenAborted(signal),
+        intake(settings),
+        preExecute(settings, batch),
+        guard(settings, batch),
+        executeCalls(settings, signal, batch),
+        postExecute(settings, signal),
+        toResults(settings.observers),
+      );
+    });
 }
 
 /**

@@ -19,7 +19,7 @@ export class ConfigError extends TypeError {
 
   constructor(
     /** The function that rejected the configuration. */
-    readonly where: 'defineTool' | 'createPipeline' | 'run' | 'mcpTools',
+    readonly where: 'defineTool' | 'createPipeline' | 'run' | 'mcpTools' | 'createQuickJSRuntime' | 'runCodeTool' | 'describeTools',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,

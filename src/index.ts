@@ -64,6 +64,24 @@ export type { RetainedText, TextBudget } from './retain/textRetainer.js';
 export { toolSchemas } from './adapters/toolSchemas.js';
 export type { JsonSchema, ToolSchema } from './adapters/toolSchemas.js';
 
+// Programmatic tool calling
+export { runCodeTool, ProgramError } from './ptc/runCodeTool.js';
+export type { ProgramOutput, RunCodeToolOptions } from './ptc/runCodeTool.js';
+export type { SubDispatch } from './ptc/subCalls.js';
+export { describeTools } from './ptc/describeTools.js';
+export type { DescribeToolsOptions } from './ptc/describeTools.js';
+export { createQuickJSRuntime } from './ptc/quickjs/createQuickJSRuntime.js';
+export type { QuickJSRuntimeOptions } from './ptc/quickjs/createQuickJSRuntime.js';
+export type {
+  CodeBinding,
+  CodeFailure,
+  CodeFailureKind,
+  CodeRunRequest,
+  CodeRunResult,
+  CodeRuntime,
+  HostFunction,
+} from './ptc/types.js';
+
 // Observability
 export { otelSpans } from './observe/otelSpans.js';
 export type { SpanTracer } from './observe/otelSpans.js';

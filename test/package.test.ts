@@ -43,5 +43,15 @@ describe('the published package', () => {
     const cjsScript = cutOff("const t = require('toolstream'), a = require('toolstream/anthropic'), zod = require('zod');");
     expect(node(['--input-type=module', '-e', esmScript]).trim()).toBe('incomplete_args');
     expect(node(['--input-type=commonjs', '-e', cjsScript]).trim()).toBe('incomplete_args');
+
+    // The QuickJS runtime finds its worker script and wasm beside the bundle, in both module systems.
+    const program = (load: string) => `${load}
+      const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });
+      const runtime = t.createQuickJSRuntime();
+      const pipeline = t.createPipeline({ tools: [add, t.runCodeTool({ runtime })] });
+      pipeline.run([{ id: '1', name: 'run_code', args: { program: 'const n: number = await tools.add({ a: 2 }); return n * 2' } }])
+        .then(([result]) => { console.log(result.content); return runtime.close(); });`;
+    expect(node(['--input-type=module', '-e', program("const [t, zod] = await Promise.all([import('toolstream'), import('zod')]);")]).trim()).toBe('6');
+    expect(node(['--input-type=commonjs', '-e', program("const t = require('toolstream'), zod = require('zod');")]).trim()).toBe('6');
   }, 90_000);
 });

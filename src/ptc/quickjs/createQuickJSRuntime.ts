@@ -1,0 +1,199 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { ResourceLimits } from 'node:worker_threads';
+import { ConfigError } from '../../errors.js';
+import { isPositiveDuration } from '../../internal/validate.js';
+import type { CodeRunRequest, CodeRunResult, CodeRuntime } from '../types.js';
+import { checkRequest } from './checkRequest.js';
+import { WorkerSlot, type Job } from './workerSlot.js';
+
+/**
+ * Options of {@link createQuickJSRuntime}.
+ *
+ * @example
+ * ```ts
+ * const options: QuickJSRuntimeOptions = { timeoutMs: 10_000, memoryLimitBytes: 128 * 2 ** 20, poolSize: 4 };
+ * ```
+ */
+export interface QuickJSRuntimeOptions {
+  /** Wall-clock limit of one run, from its start in a worker (tool calls included). @default 30_000 */
+  readonly timeoutMs?: number;
+  /**
+   * The interpreter's whole memory (heap, stack, and strings and buffers of every kind) for one run,
+   * enforced by the size of its WebAssembly memory. 32 MiB to 2 GiB. @default 64 MiB
+   */
+  readonly memoryLimitBytes?: number;
+  /** Characters of console output per run; past it the program is stopped (`'output-limit'`). @default 20_000 */
+  readonly maxLogChars?: number;
+  /** Characters of the returned value's JSON; a longer one is an `'output-limit'` failure. @default 1_000_000 */
+  readonly maxValueChars?: number;
+  /** Worker threads, each running one program at a time; more runs wait in order. @default 2 */
+  readonly poolSize?: number;
+  /** Limits of each worker's own V8 heap (the host side of a run: messages, strings being copied out). */
+  readonly resourceLimits?: ResourceLimits;
+}
+
+const MiB = 2 ** 20;
+
+/**
+ * A {@link CodeRuntime} that runs each program in QuickJS compiled to WebAssembly, on a pool of worker
+ * threads. A program reaches nothing of the host but its bindings: no `process`, `require`, timers,
+ * network or file system; only JSON crosses. Each run gets a fresh interpreter with its own fixed-size
+ * memory (so a memory bomb fails inside the limit), a time limit enforced by an interrupt handler (so
+ * `while (true) {}` ends), and the worker is terminated and replaced when a run does not stop in time.
+ * TypeScript is accepted: types are stripped, and error positions refer to the program as written.
+ * Idle workers do not keep the process alive; `close()` releases them.
+ *
+ * @throws {ConfigError} for an invalid option.
+ *
+ * @example
+ * ```ts
+ * const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });
+ * const result = await runtime.run({
+ *   program: 'const rows: number[] = await db.query({ sql: "select 1" }); return rows.length;',
+ *   bindings: [{ global: 'db', functions: { query: async ({ sql }) => pool.query(sql) } }],
+ * });
+ * await runtime.close();
+ * ```
+ */
+export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeRuntime {
+  const fail = (option: string, expected: string, received: unknown): never => {
+    throw new ConfigError('createQuickJSRuntime', option, expected, received);
+  };
+  const {
+    timeoutMs = 30_000,
+    memoryLimitBytes = 64 * MiB,
+    maxLogChars = 20_000,
+    maxValueChars = 1_000_000,
+    poolSize = 2,
+    resourceLimits,
+  } = options;
+  if (!isPositiveDuration(timeoutMs)) fail('timeoutMs', '1 to 2147483647 milliseconds', timeoutMs);
+  if (!Number.isInteger(memoryLimitBytes) || memoryLimitBytes < 32 * MiB || memoryLimitBytes > 2048 * MiB) {
+    fail('memoryLimitBytes', 'an integer from 32 MiB to 2 GiB', memoryLimitBytes);
+  }
+  if (!isCount(maxLogChars, 0)) fail('maxLogChars', 'a non-negative integer or Infinity', maxLogChars);
+  if (!isCount(maxValueChars, 1)) fail('maxValueChars', 'a positive integer or Infinity', maxValueChars);
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 64) fail('poolSize', 'an integer from 1 to 64', poolSize);
+  if (resourceLimits !== undefined && (typeof resourceLimits !== 'object' || resourceLimits === null)) {
+    fail('resourceLimits', 'an object of worker resource limits', resourceLimits);
+  }
+  return new QuickJSPool({ timeoutMs, memoryLimitBytes, maxLogChars, maxValueChars, poolSize, resourceLimits });
+}
+
+function isCount(value: unknown, min: number): value is number {
+  return value === Infinity || (Number.isInteger(value) && (value as number) >= min);
+}
+
+type Settings = Required<Omit<QuickJSRuntimeOptions, 'resourceLimits'>> & { readonly resourceLimits: ResourceLimits | undefined };
+
+class QuickJSPool implements CodeRuntime {
+  readonly language = 'typescript';
+  readonly isolation = 'quickjs-wasm-worker';
+  private readonly slots: WorkerSlot[] = [];
+  private readonly queue: Job[] = [];
+  private readonly inFlight = new Set<Promise<CodeRunResult>>();
+  private closed = false;
+  private spawning = 0;
+
+  constructor(private readonly settings: Settings) {}
+
+  run(request: CodeRunRequest): Promise<CodeRunResult> {
+    checkRequest(request);
+    if (this.closed) return Promise.resolve(aborted('The runtime is closed.'));
+    if (request.signal?.aborted === true) return Promise.resolve(aborted('The program was cancelled before it started.'));
+    const result = new Promise<CodeRunResult>((resolve) => {
+      const withdraw = (): void => this.withdraw(job);
+      // The listener goes with the run: a signal shared by many runs must not collect one per run.
+      const settle = (outcome: CodeRunResult): void => {
+        request.signal?.removeEventListener('abort', withdraw);
+        resolve(outcome);
+      };
+      const job: Job = { request, timeoutMs: this.settings.timeoutMs, resolve: settle };
+      this.queue.push(job);
+      request.signal?.addEventListener('abort', withdraw, { once: true });
+      this.pump();
+    });
+    this.inFlight.add(result);
+    void result.then(() => this.inFlight.delete(result));
+    return result;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.resolve(aborted('The runtime was closed before the program started.'));
+    for (const slot of this.slots) slot.abort();
+    await Promise.all(this.inFlight);
+    await Promise.all(this.slots.splice(0).map((slot) => slot.terminate()));
+  }
+
+  /** A queued job whose signal aborted leaves the queue at once. */
+  private withdraw(job: Job): void {
+    const at = this.queue.indexOf(job);
+    if (at === -1) return;
+    this.queue.splice(at, 1);
+    job.resolve(aborted('The program was cancelled before it started.'));
+  }
+
+  /** Hands queued runs to idle workers, starting workers up to `poolSize` while runs wait. */
+  private pump(): void {
+    for (let at = this.slots.length - 1; at >= 0; at--) if (!this.slots[at]!.alive) this.slots.splice(at, 1);
+    while (this.queue.length > 0 && !this.closed) {
+      const slot = this.slots.find((candidate) => candidate.alive && !candidate.busy);
+      if (slot === undefined) {
+        if (this.slots.length + this.spawning < this.settings.poolSize && this.spawning < this.queue.length) this.spawn();
+        return;
+      }
+      slot.start(this.queue.shift()!);
+    }
+  }
+
+  private spawn(): void {
+    const { memoryLimitBytes, maxLogChars, maxValueChars, resourceLimits } = this.settings;
+    this.spawning++;
+    compiledQuickJS().then(
+      (wasm) => {
+        this.spawning--;
+        const slot = new WorkerSlot(workerEntry(), { wasm, memoryLimitBytes, maxLogChars, maxValueChars }, resourceLimits, () => this.pump());
+        if (this.closed) return void slot.terminate();
+        this.slots.push(slot);
+        this.pump();
+      },
+      (error: unknown) => {
+        this.spawning--;
+        compiled = undefined; // try again with the next run
+        const failure = { kind: 'worker-exit', message: `QuickJS could not be loaded: ${String(error)}` } as const;
+        for (const job of this.queue.splice(0)) job.resolve({ logs: [], failure });
+      },
+    );
+  }
+}
+
+function aborted(message: string): CodeRunResult {
+  return { logs: [], failure: { kind: 'abort', message } };
+}
+
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+/** QuickJS's WebAssembly, compiled once per process and shared by every worker. */
+function compiledQuickJS(): Promise<WebAssembly.Module> {
+  compiled ??= readFile(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')).then((bytes) =>
+    WebAssembly.compile(bytes),
+  );
+  return compiled;
+}
+
+/**
+ * The worker's script: beside the built bundle, or — running from source, as in the tests — the
+ * TypeScript file itself, compiled on load by tsx's CommonJS hook (a development dependency).
+ */
+function workerEntry(): ConstructorParameters<typeof WorkerSlot>[0] {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) {
+    const register = createRequire(here).resolve('tsx/cjs/api');
+    const file = fileURLToPath(new URL('./worker.ts', here));
+    return { code: `require(${JSON.stringify(register)}).register(); require(${JSON.stringify(file)});`, eval: true };
+  }
+  return { url: new URL(here.endsWith('.cjs') ? './quickjs-worker.cjs' : './quickjs-worker.js', here), eval: false };
+}

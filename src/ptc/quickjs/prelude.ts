@@ -1,0 +1,98 @@
+/**
+ * Runs inside QuickJS before the program, as a function of the host's three capabilities. It builds the
+ * binding namespaces, `console` and `ToolCallError`, and returns the function that turns the program's
+ * completion value into JSON. It captures every intrinsic it uses first, so a program that replaces
+ * `JSON` or `Object.prototype` methods only breaks itself; the host checks whatever crosses anyway.
+ *
+ * - `hostCall(global, name, json)` returns a promise of the host function's JSON result; it rejects with
+ *   `{ name, message, code }`.
+ * - `hostLog(text)` records one line of console output.
+ * - `shapesJson` is `[[global, [name, ...]], ...]` as JSON.
+ * - `maxValueChars` bounds the completion value's JSON.
+ * - `maxLogChars` bounds console output: a longer line is cut before it crosses (the host stops the run).
+ */
+export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxValueChars, maxLogChars) {
+  'use strict';
+  const { stringify, parse } = JSON;
+  const { defineProperty, create, freeze } = Object;
+  const apply = Reflect.apply;
+  const slice = String.prototype.slice;
+  const join = Array.prototype.join;
+  const map = Array.prototype.map;
+  const then = Promise.prototype.then;
+  const ErrorBase = Error;
+
+  class ToolCallError extends ErrorBase {
+    constructor(message, code, tool) {
+      super(message);
+      defineProperty(this, 'name', { value: 'ToolCallError', writable: true, configurable: true });
+      this.code = code;
+      this.tool = tool;
+    }
+  }
+  defineProperty(globalThis, 'ToolCallError', { value: ToolCallError });
+
+  const constant = (value) => ({ value, enumerable: true });
+  for (const [global, names] of parse(shapesJson)) {
+    const namespace = create(null);
+    for (const name of names) {
+      const tool = global + '.' + name;
+      const call = function (args) {
+        let json;
+        try {
+          json = stringify(args === undefined ? {} : args, strict);
+        } catch (error) {
+          return Promise.reject(new ToolCallError(tool + ': the arguments are not JSON (' + error.message + ')', 'invalid_arguments', tool));
+        }
+        if (json === undefined) {
+          return Promise.reject(new ToolCallError(tool + ': the arguments are not JSON', 'invalid_arguments', tool));
+        }
+        return apply(then, hostCall(global, name, json), [
+          (result) => (result === undefined ? undefined : parse(result)),
+          (error) => {
+            throw new ToolCallError(error.message, error.code === undefined ? error.name : error.code, tool);
+          },
+        ]);
+      };
+      defineProperty(call, 'name', { value: name });
+      defineProperty(namespace, name, constant(freeze(call)));
+    }
+    defineProperty(globalThis, global, { value: freeze(namespace), configurable: false, writable: false });
+  }
+
+  const show = (value) => {
+    if (typeof value === 'string') return value;
+    try {
+      const json = stringify(value);
+      if (json !== undefined) return json;
+    } catch {}
+    return '' + value;
+  };
+  const logger = (prefix) => (...values) => {
+    const line = prefix + apply(join, apply(map, values, [show]), [' ']);
+    hostLog(line.length > maxLogChars ? apply(slice, line, [0, maxLogChars + 1]) : line);
+  };
+  defineProperty(globalThis, 'console', {
+    value: freeze({
+      log: logger(''), info: logger(''), debug: logger(''), warn: logger('[warn] '), error: logger('[error] '),
+    }),
+  });
+
+  const strict = function (key, value) {
+    switch (typeof value) {
+      case 'function': case 'symbol': case 'bigint':
+        throw new TypeError('a ' + typeof value + (key === '' ? '' : ' (at key ' + stringify(key) + ')') + ' has no JSON form');
+      case 'number':
+        if (value !== value || value === Infinity || value === -Infinity) {
+          throw new TypeError((key === '' ? 'the number ' : 'the number at key ' + stringify(key) + ', ') + value + ', has no JSON form');
+        }
+    }
+    return value;
+  };
+  // The completion value as JSON: undefined when there is none, null when it is too long.
+  return (value) => {
+    if (value === undefined) return undefined;
+    const json = stringify(value, strict);
+    return json.length > maxValueChars ? null : json;
+  };
+})`;

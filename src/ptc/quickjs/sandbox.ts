@@ -1,0 +1,273 @@
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import type { CodeFailure, CodeFailureKind } from '../types.js';
+import { formatProgramError } from './programErrors.js';
+import { PRELUDE } from './prelude.js';
+import { StopReason, type BindingShape, type HostError, type WorkerResult } from './protocol.js';
+import { compileProgram, PROGRAM_FILE, type CompiledProgram } from './transpile.js';
+
+/** QuickJS's own stack limit: above about 256 KiB a deep recursion overflows the host's stack first. */
+const MAX_STACK_BYTES = 192 * 1024;
+/** Host calls one run may have pending at once; past it a call rejects at once (`too_many_calls`). */
+export const MAX_PENDING_CALLS = 1000;
+
+interface Disposable {
+  readonly alive: boolean;
+  dispose(): void;
+}
+
+export interface SandboxLimits {
+  readonly memoryLimitBytes: number;
+  readonly maxLogChars: number;
+  readonly maxValueChars: number;
+}
+
+/** What a run needs from the worker around it. */
+export interface SandboxHost {
+  /** Asks the main thread to call a host function; the answer comes back through `settle` or `fail`. */
+  call(callId: number, global: string, name: string, json: string): void;
+  /** Why the main thread wants the run stopped (the shared stop slot). */
+  stopReason(): StopReason;
+  done(result: WorkerResult): void;
+}
+
+/**
+ * One program in a QuickJS runtime of its own (its own heap, atoms and globals), on a QuickJS module
+ * whose fixed-size WebAssembly memory is the memory limit. After the run, `release()` frees the runtime;
+ * when that fails (or the run broke the interpreter) the worker drops the whole module for a fresh one.
+ */
+export class SandboxRun {
+  private readonly runtime: QuickJSRuntime;
+  private readonly memory: WebAssembly.Memory;
+  private readonly context: QuickJSContext;
+  private readonly calls = new Map<number, QuickJSDeferredPromise>();
+  /** Every handle the run made, disposed at the end so that the module can serve the next run. */
+  private readonly owned: Disposable[] = [];
+  private readonly logs: string[] = [];
+  private logChars = 0;
+  private overLimit = false;
+  private nextCallId = 0;
+  private finished = false;
+  private compiled: CompiledProgram | undefined;
+  private completion: QuickJSHandle | undefined;
+  private serialize: QuickJSHandle | undefined;
+
+  constructor(
+    module: QuickJSWASMModule,
+    private readonly limits: SandboxLimits,
+    private readonly host: SandboxHost,
+    private readonly deadline: number,
+  ) {
+    this.memory = module.getWasmMemory();
+    this.runtime = module.newRuntime();
+    this.runtime.setMaxStackSize(MAX_STACK_BYTES);
+    this.runtime.setInterruptHandler(() => this.stopKind() !== undefined);
+    this.context = this.runtime.newContext();
+  }
+
+  start(program: string, shapes: readonly BindingShape[]): void {
+    this.guarded(() => {
+      this.serialize = this.installPrelude(shapes);
+      const compiled = compileProgram(program);
+      if ('syntaxError' in compiled) return this.fail('exception', compiled.syntaxError);
+      this.compiled = compiled;
+      const evaluated = this.context.evalCode(compiled.code, PROGRAM_FILE);
+      if (evaluated.error !== undefined) return this.failWith(this.own(evaluated.error));
+      this.completion = this.own(evaluated.value);
+      this.drive();
+    });
+  }
+
+  /** A host call of this run returned `json` (absent for `undefined`). */
+  settle(callId: number, json: string | undefined): void {
+    const deferred = this.take(callId);
+    if (deferred === undefined) return;
+    this.guarded(() => {
+      if (json === undefined) deferred.resolve(this.context.undefined);
+      else {
+        const value = this.context.newString(json);
+        deferred.resolve(value);
+        value.dispose();
+      }
+      this.drive();
+    });
+  }
+
+  /** A host call of this run failed. */
+  reject(callId: number, error: HostError): void {
+    const deferred = this.take(callId);
+    if (deferred === undefined) return;
+    this.guarded(() => {
+      this.rejectWith(deferred, error);
+      this.drive();
+    });
+  }
+
+  private rejectWith(deferred: QuickJSDeferredPromise, error: HostError): void {
+    const value = this.context.newObject();
+    for (const key of ['name', 'message', 'code'] as const) {
+      if (error[key] === undefined) continue;
+      const text = this.context.newString(error[key]);
+      this.context.setProp(value, key, text);
+      text.dispose();
+    }
+    deferred.reject(value);
+    value.dispose();
+  }
+
+  /** The main thread asked the run to stop; a run waiting on host calls ends here. */
+  stop(): void {
+    const kind = this.stopKind();
+    if (kind !== undefined) this.fail(kind, undefined);
+  }
+
+  private installPrelude(shapes: readonly BindingShape[]): QuickJSHandle {
+    const { context } = this;
+    const prelude = this.own(context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js')));
+    const hostCall = context.newFunction('hostCall', (global, name, json) => {
+      const callId = this.nextCallId++;
+      const deferred = this.own(context.newPromise());
+      if (this.calls.size >= MAX_PENDING_CALLS) {
+        const tool = `${context.getString(global)}.${context.getString(name)}`;
+        const message = `${tool}: ${MAX_PENDING_CALLS} tool calls are already pending; await some before starting more.`;
+        this.rejectWith(deferred, { name: 'Error', message, code: 'too_many_calls' });
+        return deferred.handle;
+      }
+      this.calls.set(callId, deferred);
+      this.host.call(callId, context.getString(global), context.getString(name), context.getString(json));
+      return deferred.handle;
+    });
+    const hostLog = context.newFunction('hostLog', (text) => {
+      if (context.typeof(text) === 'string') this.log(context.getString(text));
+    });
+    const shapesJson = context.newString(JSON.stringify(shapes.map((shape) => [shape.global, shape.functions])));
+    const limits = [this.limits.maxValueChars, this.limits.maxLogChars].map((limit) => context.newNumber(limit));
+    const args = [hostCall, hostLog, shapesJson, ...limits].map((handle) => this.own(handle));
+    return this.own(context.unwrapResult(context.callFunction(prelude, context.undefined, args)));
+  }
+
+  private log(text: string): void {
+    if (this.overLimit) return;
+    // Lines are counted as joined by newlines: each line after the first costs one more character.
+    const separator = this.logs.length > 0 ? 1 : 0;
+    const room = this.limits.maxLogChars - this.logChars - separator;
+    if (text.length > room) {
+      if (room > 0) this.logs.push(text.slice(0, room));
+      this.overLimit = true; // the interrupt handler stops the program at its next check
+      return;
+    }
+    this.logs.push(text);
+    this.logChars += separator + text.length;
+  }
+
+  /** Runs the program's pending jobs, then ends the run if its promise settled or can never settle. */
+  private drive(): void {
+    if (this.finished) return;
+    const jobs = this.runtime.executePendingJobs();
+    if (jobs.error !== undefined) return this.failWith(this.own(jobs.error));
+    const kind = this.stopKind();
+    if (kind !== undefined) return this.fail(kind, undefined);
+    const state = this.context.getPromiseState(this.completion!);
+    if (state.type === 'rejected') return this.failWith(this.own(state.error));
+    if (state.type === 'fulfilled') return this.succeed(this.own(state.value));
+    if (this.calls.size === 0 && !this.runtime.hasPendingJob()) {
+      this.fail('exception', 'The program awaits a promise that can never settle (no tool call of it is pending).');
+    }
+  }
+
+  private succeed(value: QuickJSHandle): void {
+    const serialized = this.context.callFunction(this.serialize!, this.context.undefined, [value]);
+    if (serialized.error !== undefined) {
+      const error = this.context.dump(this.own(serialized.error)) as { message?: unknown };
+      if (this.stopKind() !== undefined) return this.fail(this.stopKind()!, undefined);
+      return this.fail('invalid-output', `The program's return value cannot be sent back: ${String(error?.message ?? error)}. Return plain data (objects, arrays, strings, finite numbers, booleans, null).`);
+    }
+    const json = this.own(serialized.value);
+    const type = this.context.typeof(json);
+    if (type === 'object') {
+      return this.fail('output-limit', `The program's return value is longer than ${this.limits.maxValueChars} characters as JSON. Return less: a summary, the relevant part, or a count.`);
+    }
+    if (this.overLimit) return this.fail('output-limit', undefined);
+    this.finish(type === 'string' ? { json: this.context.getString(json), logs: this.logs } : { logs: this.logs });
+  }
+
+  private failWith(error: QuickJSHandle): void {
+    const kind = this.stopKind();
+    if (kind !== undefined) return this.fail(kind, undefined);
+    const dumped: unknown = this.context.dump(error);
+    // Out of memory, QuickJS cannot allocate its error object and throws null instead.
+    if (dumped === null && this.memory.buffer.byteLength + 2 ** 20 >= this.limits.memoryLimitBytes) {
+      return this.fail('exception', `InternalError: out of memory (the program used the whole ${Math.round(this.limits.memoryLimitBytes / 2 ** 20)} MiB memory limit)`);
+    }
+    this.fail('exception', formatProgramError(dumped, this.compiled));
+  }
+
+  private fail(kind: CodeFailureKind, message: string | undefined): void {
+    const failure: CodeFailure = { kind, message: message ?? this.stopMessage(kind) };
+    this.finish({ logs: this.logs, failure });
+  }
+
+  private finish(result: WorkerResult): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.calls.clear();
+    this.host.done(result);
+  }
+
+  /**
+   * Frees the run's interpreter, after it ended. True when that went cleanly, so its module can serve the
+   * next run; false when something was left behind (a leaked object makes QuickJS abort the module).
+   */
+  release(): boolean {
+    try {
+      for (const handle of this.owned.reverse()) if (handle.alive) handle.dispose();
+      this.context.dispose();
+      this.runtime.dispose();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private own<T extends Disposable>(handle: T): T {
+    this.owned.push(handle);
+    return handle;
+  }
+
+  /** Why the program must stop now, if it must. */
+  private stopKind(): CodeFailureKind | undefined {
+    if (this.overLimit) return 'output-limit';
+    const reason = this.host.stopReason();
+    if (reason === StopReason.abort) return 'abort';
+    if (reason === StopReason.timeout || Date.now() >= this.deadline) return 'timeout';
+    return undefined;
+  }
+
+  private stopMessage(kind: CodeFailureKind): string {
+    switch (kind) {
+      case 'output-limit':
+        return `The program's console output passed the limit of ${this.limits.maxLogChars} characters and it was stopped. Print less, or return the data instead.`;
+      case 'abort':
+        return 'The program was cancelled before it finished.';
+      default:
+        return 'The program ran out of time and was stopped. Do less per program, or make fewer tool calls one after another.';
+    }
+  }
+
+  private take(callId: number): QuickJSDeferredPromise | undefined {
+    const deferred = this.calls.get(callId);
+    this.calls.delete(callId);
+    return this.finished ? undefined : deferred;
+  }
+
+  /** Any host-side exception (a trap, the interpreter out of memory) ends the run as a failure. */
+  private guarded(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      const kind = this.stopKind();
+      if (kind !== undefined) return this.fail(kind, undefined);
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      this.fail('exception', `The program broke the interpreter (${message}); it may have used more than the ${Math.round(this.limits.memoryLimitBytes / 2 ** 20)} MiB memory limit.`);
+    }
+  }
+}

@@ -1,0 +1,165 @@
+import { Worker } from 'node:worker_threads';
+import type { CodeFailureKind, CodeRunRequest, CodeRunResult } from '../types.js';
+import { StopReason, type FromWorker, type HostError, type ToWorker, type WorkerResult, type WorkerSetup } from './protocol.js';
+
+/** How long a run that was told to stop may take to answer before its worker is terminated. */
+const STOP_GRACE_MS = 200;
+
+/** A run handed to a worker, and where its result goes. */
+export interface Job {
+  readonly request: CodeRunRequest;
+  readonly timeoutMs: number;
+  readonly resolve: (result: CodeRunResult) => void;
+}
+
+interface ActiveRun {
+  readonly runId: number;
+  readonly job: Job;
+  /** Aborts when the run ends: host functions still running see it. */
+  readonly hostCalls: AbortController;
+  readonly onAbort: () => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * One worker thread and the run it holds. The worker is the judge of how a run ended; the main thread
+ * only asks it to stop (the shared stop slot, which its interrupt handler reads, and a `stop` message
+ * for a run waiting on host calls), and terminates it when it does not answer in time, or when it died.
+ */
+export class WorkerSlot {
+  private readonly worker: Worker;
+  private readonly stopSlot: Int32Array;
+  private active: ActiveRun | undefined;
+  private nextRunId = 0;
+  /** False once the worker exited or was terminated; the pool then replaces it. */
+  alive = true;
+
+  constructor(
+    entry: { readonly url: URL; readonly eval: boolean } | { readonly code: string; readonly eval: true },
+    setup: Omit<WorkerSetup, 'stop'>,
+    resourceLimits: import('node:worker_threads').ResourceLimits | undefined,
+    private readonly onIdle: (slot: WorkerSlot) => void,
+  ) {
+    const stop = new SharedArrayBuffer(4);
+    this.stopSlot = new Int32Array(stop);
+    const workerData: WorkerSetup = { ...setup, stop };
+    // No inherited flags: the host's (`--input-type`, loaders) are not the worker's business.
+    const options = { workerData, resourceLimits, execArgv: [] };
+    this.worker = 'code' in entry ? new Worker(entry.code, { ...options, eval: true }) : new Worker(entry.url, options);
+    this.worker.unref();
+    this.worker.on('message', (message: FromWorker) => this.receive(message));
+    this.worker.on('error', (error) => this.died(`it failed: ${error.message}`));
+    this.worker.on('exit', (code) => this.died(`it exited with code ${code}`));
+  }
+
+  get busy(): boolean {
+    return this.active !== undefined;
+  }
+
+  start(job: Job): void {
+    const runId = ++this.nextRunId;
+    const { request, timeoutMs } = job;
+    Atomics.store(this.stopSlot, 0, StopReason.none);
+    const active: ActiveRun = {
+      runId,
+      job,
+      hostCalls: new AbortController(),
+      onAbort: () => this.halt(StopReason.abort),
+      timer: setTimeout(() => this.halt(StopReason.timeout), timeoutMs),
+    };
+    this.active = active;
+    request.signal?.addEventListener('abort', active.onAbort, { once: true });
+    this.worker.ref();
+    const bindings = request.bindings.map(({ global, functions }) => ({ global, functions: Object.keys(functions) }));
+    this.post({ type: 'run', runId, program: request.program, bindings, deadline: Date.now() + timeoutMs });
+    if (request.signal?.aborted === true) this.halt(StopReason.abort);
+  }
+
+  /** Stops the run it holds as cancelled (used when the runtime closes). */
+  abort(): void {
+    this.halt(StopReason.abort);
+  }
+
+  /** Ends the worker; a run it holds ends as cancelled. */
+  async terminate(): Promise<void> {
+    this.alive = false;
+    this.end({ logs: [], failure: { kind: 'abort', message: 'The runtime was closed.' } });
+    await this.worker.terminate();
+  }
+
+  private receive(message: FromWorker): void {
+    const { active } = this;
+    if (active === undefined || message.runId !== active.runId) return;
+    if (message.type === 'done') this.end(fromWorker(message.result));
+    else void this.callHost(active, message);
+  }
+
+  private async callHost(active: ActiveRun, message: Extract<FromWorker, { type: 'call' }>): Promise<void> {
+    const { callId } = message;
+    let answer: ToWorker;
+    try {
+      const binding = active.job.request.bindings.find(({ global }) => global === message.global);
+      const fn = binding !== undefined && Object.hasOwn(binding.functions, message.name) ? binding.functions[message.name] : undefined;
+      if (typeof fn !== 'function') throw new TypeError(`${message.global}.${message.name} is not a function`);
+      const value: unknown = await fn(JSON.parse(message.json), active.hostCalls.signal);
+      const json = JSON.stringify(value);
+      answer = { type: 'settle', runId: active.runId, callId, json };
+    } catch (error) {
+      answer = { type: 'fail', runId: active.runId, callId, error: toHostError(error) };
+    }
+    if (this.active === active) this.post(answer);
+  }
+
+  /** Asks the worker to stop the run; terminates it if it does not answer within the grace period. */
+  private halt(reason: StopReason): void {
+    const { active } = this;
+    if (active === undefined || Atomics.compareExchange(this.stopSlot, 0, StopReason.none, reason) !== StopReason.none) return;
+    this.post({ type: 'stop', runId: active.runId });
+    clearTimeout(active.timer);
+    active.timer = setTimeout(() => {
+      const kind: CodeFailureKind = reason === StopReason.timeout ? 'timeout' : 'abort';
+      const message = reason === StopReason.timeout
+        ? `The program ran past its time limit of ${active.job.timeoutMs} ms and was stopped.`
+        : 'The program was cancelled before it finished.';
+      // What it printed is lost with the worker.
+      this.alive = false;
+      this.end({ logs: [], failure: { kind, message } });
+      void this.worker.terminate();
+    }, STOP_GRACE_MS);
+  }
+
+  private died(why: string): void {
+    if (!this.alive) return;
+    this.alive = false;
+    this.end({ logs: [], failure: { kind: 'worker-exit', message: `The program's worker thread stopped (${why}). It may have used too much host memory; a fresh worker runs the next program.` } });
+  }
+
+  private end(result: CodeRunResult): void {
+    const { active } = this;
+    if (active === undefined) return;
+    this.active = undefined;
+    clearTimeout(active.timer);
+    active.job.request.signal?.removeEventListener('abort', active.onAbort);
+    active.hostCalls.abort();
+    this.worker.unref();
+    active.job.resolve(result);
+    this.onIdle(this);
+  }
+
+  private post(message: ToWorker): void {
+    this.worker.postMessage(message);
+  }
+}
+
+/** The worker checked the value's JSON (QuickJS's own `JSON.stringify`); it is parsed here. */
+function fromWorker({ json, ...result }: WorkerResult): CodeRunResult {
+  return json === undefined ? result : { ...result, value: JSON.parse(json) };
+}
+
+function toHostError(error: unknown): HostError {
+  if (error instanceof Error) {
+    const { code } = error as { code?: unknown };
+    return { name: error.name, message: error.message, code: typeof code === 'string' ? code : undefined };
+  }
+  return { name: 'Error', message: String(error), code: undefined };
+}

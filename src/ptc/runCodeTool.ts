@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import { defineTool, type AnyTool, type ToolMode } from '../defineTool.js';
+import { ConfigError } from '../errors.js';
+import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
+import { renderValue } from '../internal/renderContent.js';
+import type { PipelineSettings } from '../options.js';
+import { describeTools } from './describeTools.js';
+import { SubCalls, type SubDispatch } from './subCalls.js';
+import type { CodeFailure, CodeRuntime } from './types.js';
+
+/**
+ * Options of {@link runCodeTool}.
+ *
+ * @example
+ * ```ts
+ * const options: RunCodeToolOptions = { runtime: createQuickJSRuntime(), maxParallelSubCalls: 4 };
+ * ```
+ */
+export interface RunCodeToolOptions {
+  /** Where programs run. */
+  readonly runtime: CodeRuntime;
+  /** The tool's name. @default 'run_code' */
+  readonly name?: string;
+  /** How many of a program's tool calls may run at once (each by its own mode). @default 10 */
+  readonly maxParallelSubCalls?: number;
+  /** How the program itself is scheduled among the model's other calls. @default 'exclusive' */
+  readonly mode?: ToolMode;
+  /** Text that leads the tool's description, before the generated one. */
+  readonly description?: string;
+}
+
+/**
+ * What a program that returned produced: `result.value` of a `run_code` call. The model sees only the
+ * value and the logs; the sub-call log is for the host, to reconstruct what happened.
+ *
+ * @example
+ * ```ts
+ * if (result.status === 'ok') {
+ *   const { value, logs, subCalls } = result.value as ProgramOutput;
+ * }
+ * ```
+ */
+export interface ProgramOutput {
+  /** What the program returned (a JSON value), `undefined` when it returned nothing. */
+  readonly value: unknown;
+  readonly logs: readonly string[];
+  readonly subCalls: readonly SubDispatch[];
+}
+
+/**
+ * Why a program failed; the `cause` of a `run_code` call's `tool_error`. Its message, written for the
+ * model, names the failure, the logs, and the tool calls the program made before it failed.
+ *
+ * @example
+ * ```ts
+ * if (result.error?.code === 'tool_error' && result.error.cause instanceof ProgramError) {
+ *   console.log(result.error.cause.failure.kind, result.error.cause.subCalls.length);
+ * }
+ * ```
+ */
+export class ProgramError extends Error {
+  override readonly name = 'ProgramError';
+  constructor(
+    readonly failure: CodeFailure,
+    readonly logs: readonly string[],
+    readonly subCalls: readonly SubDispatch[],
+  ) {
+    super(describeFailure(failure, logs, subCalls));
+  }
+}
+
+const DESCRIPTION = [
+  'Run a program that calls tools and returns one result. The program is the body of an async function,',
+  'in TypeScript or JavaScript: call tools with `await tools.name(args)` (run independent calls together',
+  'with Promise.all), process their results in code, and `return` only what you need. A failed tool call',
+  'throws a ToolCallError with `code` and `message`, which you may catch. console.log output is shown to',
+  'you. There is no network, file system, timers or require: only the tools below.',
+].join(' ');
+
+/**
+ * A tool whose argument is a program, run in `runtime`, that calls the pipeline's other tools through a
+ * `tools` namespace. Register it in a pipeline like any tool: each of the program's calls goes through
+ * that same pipeline (restrictions, validation, pre-execute policies, guard, approval, execute,
+ * post-execute), so writing a program bypasses nothing. The program sees the tools the pipeline makes
+ * available (restrictions applied), not `run_code` itself; the description lists them as TypeScript
+ * declarations. The model sees what the program returned and printed; the result's `value` is a
+ * {@link ProgramOutput} with the log of every sub-call. A failed program is a `tool_error` whose cause
+ * is a {@link ProgramError}. Cancelling the call aborts the program and its unfinished sub-calls.
+ *
+ * @throws {ConfigError} for an invalid option.
+ *
+ * @example
+ * ```ts
+ * const runtime = createQuickJSRuntime({ timeoutMs: 20_000 });
+ * const pipeline = createPipeline({
+ *   tools: [readFile, listFiles, runCodeTool({ runtime })],
+ *   pre: [pathSandbox({ root })],
+ * });
+ * // The model calls run_code with:
+ * // { program: `const files = await tools.list_files({ dir: 'src' });
+ * //             const sizes = await Promise.all(files.map((path) => tools.read_file({ path })));
+ * //             return sizes.map((text, i) => ({ path: files[i], lines: text.split('\n').length }));` }
+ * ```
+ */
+export function runCodeTool(options: RunCodeToolOptions): AnyTool {
+  const fail = (option: string, expected: string, received: unknown): never => {
+    throw new ConfigError('runCodeTool', option, expected, received);
+  };
+  if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
+  const { runtime, name = 'run_code', maxParallelSubCalls = 10, mode = 'exclusive', description = DESCRIPTION } = options;
+  if (typeof runtime?.run !== 'function' || typeof runtime.close !== 'function') fail('runtime', 'a CodeRuntime', runtime);
+  if (!(maxParallelSubCalls === Infinity || (Number.isInteger(maxParallelSubCalls) && maxParallelSubCalls >= 1))) {
+    fail('maxParallelSubCalls', 'a positive integer or Infinity', maxParallelSubCalls);
+  }
+  if (typeof description !== 'string') fail('description', 'a string', description);
+
+  const input = z.object({
+    program: z.string().describe('The body of an async function in TypeScript or JavaScript; `return` the result.'),
+  });
+  const unbound = defineTool({
+    name,
+    description,
+    input,
+    mode,
+    execute: () => {
+      throw new Error(`${name} runs only inside a pipeline: register it in createPipeline({ tools })`);
+    },
+  });
+
+  const bind = (settings: PipelineSettings): AnyTool => {
+    const visible = [...settings.tools.values()].filter((tool) => !isPipelineAware(tool) && tool.name !== name);
+    const tools = settings.restrictions === undefined ? visible : settings.restrictions.filter(visible);
+    // Sub-calls: the same settings, their own pool, and no tool of the program (no nested programs).
+    const subSettings: PipelineSettings = {
+      ...settings,
+      tools: new Map(tools.map((tool) => [tool.name, tool])),
+      concurrency: maxParallelSubCalls,
+      maxPending: Infinity,
+      onError: 'continue',
+    };
+    const bound = defineTool({
+      name,
+      description: `${description}\n\n${describeTools(tools)}`,
+      input,
+      mode,
+      render: renderOutput,
+      execute: async ({ program }, ctx): Promise<ProgramOutput> => {
+        const subCalls = new SubCalls(subSettings, ctx.callId, ctx.signal);
+        const functions = Object.fromEntries(tools.map((tool) => [tool.name, subCalls.functionFor(tool.name)]));
+        const result = await runtime.run({ program, bindings: [{ global: 'tools', functions }], signal: ctx.signal });
+        const log = await subCalls.close();
+        if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, log);
+        return { value: result.value, logs: result.logs, subCalls: log };
+      },
+    });
+    // Still pipeline-aware: other programs leave it out, and another pipeline binds it anew.
+    return withHook(bound, bind);
+  };
+  return withHook(unbound, bind);
+}
+
+function withHook(tool: AnyTool, bind: (settings: PipelineSettings) => AnyTool): PipelineAwareTool {
+  return Object.freeze({ ...tool, [PIPELINE_HOOK]: bind });
+}
+
+/** The model's view of a program's output: its value, then what it printed. */
+function renderOutput(output: ProgramOutput): string {
+  const value = output.value === undefined ? '(the program returned no value)' : renderValue(output.value, false);
+  return output.logs.length === 0 ? value : `${value}\n\n[console output]\n${output.logs.join('\n')}`;
+}
+
+function describeFailure(failure: CodeFailure, logs: readonly string[], subCalls: readonly SubDispatch[]): string {
+  const parts = [`The program failed (${failure.kind}): ${failure.message}`];
+  if (subCalls.length > 0) {
+    const calls = subCalls.map((sub) => `${sub.name} (${sub.status === 'ok' ? 'ok' : sub.error?.code ?? sub.status})`);
+    parts.push(`Before it failed it made ${subCalls.length} tool call(s): ${calls.join(', ')}.`);
+  }
+  if (logs.length > 0) parts.push(`[console output]\n${logs.join('\n')}`);
+  return parts.join('\n\n');
+}

@@ -1,0 +1,119 @@
+import { Subject, type Subscription } from 'rxjs';
+import { runStages } from '../createPipeline.js';
+import type { PipelineSettings } from '../options.js';
+import type { Decision } from '../policy/types.js';
+import type { ToolErrorCode } from '../toolError.js';
+import type { ResultStatus, ToolResult } from '../toolResult.js';
+import type { HostFunction } from './types.js';
+
+/**
+ * One tool call a program made, as logged for reconstruction (the program saw its value, or its error
+ * as a `ToolCallError`).
+ *
+ * @example
+ * ```ts
+ * for (const sub of output.subCalls) console.log(sub.name, sub.status, sub.decision, `${sub.durationMs} ms`);
+ * ```
+ */
+export interface SubDispatch {
+  /** `<outer call id>#<n>`, n counting from 1 in the order the program made its calls. */
+  readonly id: string;
+  readonly name: string;
+  /** The arguments it ran with (after policy rewrites), or as sent when it never got that far. */
+  readonly args: unknown;
+  /** The folded pre-execute decision; absent when the call never reached the policies. */
+  readonly decision: Decision | undefined;
+  readonly status: ResultStatus;
+  /** Why it failed, when it did. */
+  readonly error: { readonly code: ToolErrorCode; readonly message: string } | undefined;
+  /** From the call entering the pipeline to its result. */
+  readonly durationMs: number;
+}
+
+/** What a failed sub-call rejects with; inside the program it is a `ToolCallError` with this code. */
+class SubCallError extends Error {
+  override readonly name = 'ToolCallError';
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Waiting {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * The sub-calls of one program run, as one batch of the pipeline's own stages (restriction,
+ * validation, policies, guard, approval, execute, post-execute), without reordering: each call's
+ * promise settles as soon as its result is built. `close()` cancels what is still unfinished and
+ * returns the log.
+ */
+export class SubCalls {
+  private readonly calls = new Subject<{ readonly id: string; readonly name: string; readonly args: unknown }>();
+  private readonly stop = new AbortController();
+  private readonly waiting = new Map<string, Waiting>();
+  private readonly log: SubDispatch[] = [];
+  private readonly subscription: Subscription;
+  private readonly drained: Promise<void>;
+  private count = 0;
+
+  constructor(
+    settings: PipelineSettings,
+    private readonly parentId: string,
+    parentSignal: AbortSignal,
+  ) {
+    const onAbort = () => this.stop.abort(parentSignal.reason);
+    parentSignal.addEventListener('abort', onAbort, { once: true });
+    if (parentSignal.aborted) onAbort();
+    let drain!: () => void;
+    this.drained = new Promise<void>((resolve) => (drain = resolve));
+    this.subscription = this.calls.pipe(runStages(settings, this.stop.signal)).subscribe({
+      next: (result) => this.settle(result),
+      error: () => drain(), // the Subject never fails; kept so a bug cannot leave close() waiting
+      complete: () => {
+        parentSignal.removeEventListener('abort', onAbort);
+        drain();
+      },
+    });
+  }
+
+  /** The host function behind `tools.<name>` in the program. */
+  functionFor(name: string): HostFunction {
+    return (args) =>
+      new Promise((resolve, reject) => {
+        const id = `${this.parentId}#${++this.count}`;
+        this.waiting.set(id, { resolve, reject });
+        this.calls.next({ id, name, args });
+      });
+  }
+
+  /** Cancels the unfinished sub-calls (they still get results) and resolves to the log, in call order. */
+  async close(): Promise<readonly SubDispatch[]> {
+    this.stop.abort();
+    this.calls.complete();
+    await this.drained;
+    this.subscription.unsubscribe();
+    return this.log;
+  }
+
+  private settle(result: ToolResult): void {
+    // Every call gets exactly one result, and `index` is the order the program made them in.
+    this.log[result.index] = {
+      id: result.id,
+      name: result.name,
+      args: result.args,
+      decision: result.decision,
+      status: result.status,
+      error: result.error === undefined ? undefined : { code: result.error.code, message: result.error.message },
+      durationMs: result.timing.durations.total,
+    };
+    const waiting = this.waiting.get(result.id);
+    this.waiting.delete(result.id);
+    if (result.status === 'ok') waiting?.resolve(result.value);
+    else waiting?.reject(new SubCallError(result.error.code, `${result.name}: ${result.error.message}`));
+  }
+}

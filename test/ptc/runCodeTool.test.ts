@@ -1,0 +1,303 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  askTools,
+  ConfigError,
+  createPipeline,
+  createQuickJSRuntime,
+  defineTool,
+  denyTools,
+  pathSandbox,
+  ProgramError,
+  RestrictionSet,
+  runCodeTool,
+  type ApprovalRequest,
+  type PostPolicy,
+  type ProgramOutput,
+  type ToolResult,
+} from '../../src/index.js';
+
+const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });
+afterAll(() => runtime.close());
+
+/** Records which bodies ran, with what, and how many ran at once. */
+function recorder() {
+  const ran: { name: string; args: unknown }[] = [];
+  let running = 0;
+  let peak = 0;
+  const tool = (name: string, mode: 'parallel' | 'exclusive' = 'parallel', delayMs = 0) =>
+    defineTool({
+      name,
+      description: `The ${name} tool`,
+      input: z.object({ n: z.number().optional(), path: z.string().optional() }),
+      mode,
+      execute: async (args, { signal }) => {
+        ran.push({ name, args });
+        running++;
+        peak = Math.max(peak, running);
+        try {
+          if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+          return { tool: name, n: args.n ?? null };
+        } finally {
+          running--;
+        }
+      },
+    });
+  return { ran, tool, peak: () => peak };
+}
+
+const call = (program: string, id = 'c1') => ({ id, name: 'run_code', args: { program } });
+
+function output(result: ToolResult | undefined): ProgramOutput {
+  expect(result?.status, result?.content).toBe('ok');
+  return result!.value as ProgramOutput;
+}
+
+describe('runCodeTool: every sub-call passes the same pipeline', () => {
+  it('a sub-call denied by a pre-execute policy never runs and rejects inside the program with its code', async () => {
+    const { ran, tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), tool('rm'), runCodeTool({ runtime })], pre: [denyTools(['rm'])] });
+    const [result] = await pipeline.run([
+      call(`
+        const a = await tools.read({ n: 1 });
+        try { await tools.rm({ path: '/' }); return 'removed'; }
+        catch (e) { return { a, name: e.name, code: e.code, isError: e instanceof ToolCallError } }`),
+    ]);
+    const { value, subCalls } = output(result);
+    expect(value).toEqual({ a: { tool: 'read', n: 1 }, name: 'ToolCallError', code: 'denied', isError: true });
+    expect(ran.map((r) => r.name)).toEqual(['read']);
+    expect(subCalls.map(({ id, name, status, decision }) => ({ id, name, status, decision }))).toEqual([
+      { id: 'c1#1', name: 'read', status: 'ok', decision: 'allow' },
+      { id: 'c1#2', name: 'rm', status: 'denied', decision: 'deny' },
+    ]);
+    expect(subCalls[1]!.error?.code).toBe('denied');
+  });
+
+  it('an ask reaches the same approver as direct calls, once per call', async () => {
+    const { ran, tool } = recorder();
+    const asked: ApprovalRequest[] = [];
+    const pipeline = createPipeline({
+      tools: [tool('write', 'exclusive'), runCodeTool({ runtime })],
+      pre: [askTools(['write'])],
+      approve: async (request) => {
+        asked.push(request);
+        return (request.args as { n: number }).n === 1 ? 'allowed-once' : 'rejected';
+      },
+    });
+    const [direct, program] = await pipeline.run([
+      { id: 'd1', name: 'write', args: { n: 1 } },
+      call(`
+        const first = await tools.write({ n: 1 });
+        const second = await tools.write({ n: 2 }).catch((e) => e.code);
+        return [first.n, second];`, 'p1'),
+    ]);
+    expect(direct?.status).toBe('ok');
+    expect(output(program).value).toEqual([1, 'approval_rejected']);
+    expect(asked.map((request) => [request.call.id, request.args])).toEqual([
+      ['d1', { n: 1 }],
+      ['p1#1', { n: 1 }],
+      ['p1#2', { n: 2 }],
+    ]);
+    expect(ran.map((r) => r.args)).toEqual([{ n: 1 }, { n: 1 }]);
+  });
+
+  it('a restricted tool is not in `tools`, nor in the description, and cannot be reached', async () => {
+    const { ran, tool } = recorder();
+    const restrictions = new RestrictionSet([{ scope: 'host', deny: ['secret'] }]);
+    const pipeline = createPipeline({ tools: [tool('read'), tool('secret'), runCodeTool({ runtime })], restrictions });
+    const runCode = pipeline.available.find((t) => t.name === 'run_code')!;
+    expect(runCode.description).toContain('read(args:');
+    expect(runCode.description).not.toContain('secret');
+    const [result] = await pipeline.run([
+      call(`return [typeof tools.secret, Object.keys(tools), typeof tools.run_code, await tools.secret?.({}).catch(() => 'rejected')]`),
+    ]);
+    expect(output(result).value).toEqual(['undefined', ['read'], 'undefined', null]);
+    expect(ran).toEqual([]);
+  });
+
+  it('argument rewrites and post-execute policies apply to sub-calls', async () => {
+    const { ran, tool } = recorder();
+    const redact: PostPolicy = async (ctx, next) => {
+      if (ctx.tool?.name === 'read' && ctx.status === 'ok') return { kind: 'accept', value: { redacted: true }, content: '[redacted]' };
+      if (ctx.tool?.name === 'leak') return { kind: 'block', feedback: 'withheld' };
+      return next();
+    };
+    const pipeline = createPipeline({
+      tools: [tool('read'), tool('leak'), runCodeTool({ runtime })],
+      pre: [pathSandbox({ root: '/srv/work' })],
+      post: [redact],
+    });
+    const [result] = await pipeline.run([
+      call(`
+        const value = await tools.read({ path: 'notes.txt' });
+        const blocked = await tools.leak({}).catch((e) => [e.code, e.message]);
+        const escaped = await tools.read({ path: '../../etc/passwd' }).catch((e) => e.code);
+        return { value, blocked, escaped };`),
+    ]);
+    expect(output(result).value).toEqual({ value: { redacted: true }, blocked: ['blocked', 'leak: withheld'], escaped: 'denied' });
+    expect(ran).toEqual([
+      { name: 'read', args: { path: '/srv/work/notes.txt' } },
+      { name: 'leak', args: {} },
+    ]);
+  });
+
+  it('invalid arguments and unknown tools come back as typed errors the program can handle', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime })] });
+    const [result] = await pipeline.run([
+      call(`
+        const bad = await tools.read({ n: 'seven' }).catch((e) => e.code);
+        const notJson = await tools.read({ f: () => 1, n: 1n }).catch((e) => e.code);
+        return { bad, notJson };`),
+    ]);
+    expect(output(result).value).toEqual({ bad: 'invalid_args', notJson: 'invalid_arguments' });
+  });
+});
+
+describe('runCodeTool: scheduling', () => {
+  it('runs sub-calls by their own modes within maxParallelSubCalls, and answers each as it finishes', async () => {
+    const { tool, peak } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read', 'parallel', 30), tool('slow', 'parallel', 300), runCodeTool({ runtime, maxParallelSubCalls: 3 })] });
+    const [result] = await pipeline.run([
+      call(`
+        const order = [];
+        const slow = tools.slow({}).then(() => order.push('slow'));
+        const reads = Array.from({ length: 8 }, (_, n) => tools.read({ n }).then(() => order.push('read' + n)));
+        await Promise.all([slow, ...reads]);
+        return order;`),
+    ]);
+    const order = output(result).value as string[];
+    expect(peak()).toBe(3);
+    expect(order.at(-1)).toBe('slow'); // later, quicker calls were not held behind it
+    expect(order).toHaveLength(9);
+  });
+
+  it('an exclusive sub-call is a barrier among the program\'s calls', async () => {
+    const events: string[] = [];
+    const make = (name: string, mode: 'parallel' | 'exclusive') =>
+      defineTool({
+        name,
+        description: name,
+        input: z.object({ n: z.number() }),
+        mode,
+        execute: async ({ n }) => {
+          events.push(`start ${name}${n}`);
+          await sleep(20);
+          events.push(`end ${name}${n}`);
+          return n;
+        },
+      });
+    const pipeline = createPipeline({ tools: [make('read', 'parallel'), make('write', 'exclusive'), runCodeTool({ runtime })] });
+    const [result] = await pipeline.run([
+      call(`return Promise.all([tools.read({ n: 1 }), tools.read({ n: 2 }), tools.write({ n: 3 }), tools.read({ n: 4 })])`),
+    ]);
+    expect(output(result).value).toEqual([1, 2, 3, 4]);
+    const at = (event: string) => events.indexOf(event);
+    expect(at('start write3')).toBeGreaterThan(Math.max(at('end read1'), at('end read2')));
+    expect(at('start read4')).toBeGreaterThan(at('end write3'));
+  });
+});
+
+describe('runCodeTool: results, failures and cancellation', () => {
+  it('the model sees the value and the logs; the result keeps the sub-call log; observers see every sub-call', async () => {
+    const { tool } = recorder();
+    const observed: string[] = [];
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime })], observers: [(r) => observed.push(`${r.id}:${r.status}`)] });
+    const [result] = await pipeline.run([call(`const r = await tools.read({ n: 2 }); console.log('got', r.n); return { doubled: r.n * 2 };`)]);
+    expect(result?.content).toBe('{"doubled":4}\n\n[console output]\ngot 2');
+    expect(output(result)).toMatchObject({ value: { doubled: 4 }, logs: ['got 2'] });
+    expect(output(result).subCalls[0]).toMatchObject({ id: 'c1#1', name: 'read', args: { n: 2 }, status: 'ok', decision: 'allow' });
+    expect(output(result).subCalls[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(observed).toEqual(['c1#1:ok', 'c1:ok']);
+  });
+
+  it('a failed program is a tool_error whose ProgramError keeps the failure, logs and sub-calls', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime })] });
+    const [result] = await pipeline.run([call(`await tools.read({ n: 1 });\nconsole.log('about to fail');\nconst x: any = undefined;\nreturn x.y;`)]);
+    expect(result?.status).toBe('error');
+    expect(result?.error?.code).toBe('tool_error');
+    const cause = (result?.error as { cause?: unknown }).cause;
+    expect(cause).toBeInstanceOf(ProgramError);
+    const error = cause as ProgramError;
+    expect(error.failure.kind).toBe('exception');
+    expect(error.failure.message).toMatch(/line 4, column \d+/);
+    expect(error.logs).toEqual(['about to fail']);
+    expect(error.subCalls.map((sub) => sub.status)).toEqual(['ok']);
+    expect(result?.content).toContain('made 1 tool call(s): read (ok)');
+    expect(result?.content).toContain('about to fail');
+  });
+
+  it('cancelling the outer call aborts the program and its running sub-calls', async () => {
+    let aborted = false;
+    let started!: () => void;
+    const startedOnce = new Promise<void>((resolve) => (started = resolve));
+    const hang = defineTool({
+      name: 'hang',
+      description: 'never ends by itself',
+      input: z.object({}),
+      mode: 'parallel',
+      execute: (_args, { signal }) =>
+        new Promise((_resolve, reject) => {
+          started();
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            reject(signal.reason);
+          });
+        }),
+    });
+    const pipeline = createPipeline({ tools: [hang, runCodeTool({ runtime })] });
+    const controller = new AbortController();
+    const results = pipeline.run([call(`await tools.hang({}); return 'finished'`)], { signal: controller.signal });
+    await startedOnce;
+    const t0 = performance.now();
+    controller.abort();
+    const [result] = await results;
+    expect(result?.status).toBe('cancelled');
+    expect(aborted).toBe(true);
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    // The runtime is healthy afterwards.
+    const [next] = await createPipeline({ tools: [runCodeTool({ runtime })] }).run([call('return 1 + 1')]);
+    expect(output(next).value).toBe(2);
+  });
+
+  it('a CPU-bound program is stopped by the outer call\'s timeout', async () => {
+    const pipeline = createPipeline({ tools: [runCodeTool({ runtime })], defaultTimeoutMs: 300 });
+    const t0 = performance.now();
+    const [result] = await pipeline.run([call('while (true) {}')]);
+    expect(result?.error?.code).toBe('timeout');
+    expect(performance.now() - t0).toBeLessThan(3_000);
+  });
+
+  it('a program\'s unfinished sub-calls are cancelled when it returns', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('slow', 'parallel', 5_000), runCodeTool({ runtime })] });
+    const t0 = performance.now();
+    const [result] = await pipeline.run([call(`tools.slow({}); return 'early'`)]);
+    expect(output(result).value).toBe('early');
+    expect(output(result).subCalls.map((sub) => [sub.status, sub.error?.code])).toEqual([['cancelled', 'cancelled']]);
+    expect(performance.now() - t0).toBeLessThan(2_000);
+  });
+});
+
+describe('runCodeTool: configuration', () => {
+  it('outside a pipeline it explains itself', () => {
+    const tool = runCodeTool({ runtime });
+    const ctx = { signal: new AbortController().signal, callId: 'x', index: 0, cancelRest: () => undefined };
+    expect(() => tool.execute({ program: 'return 1' }, ctx)).toThrow(/runs only inside a pipeline/);
+  });
+
+  it('rejects invalid options with a ConfigError', () => {
+    expect(() => runCodeTool({ runtime: {} as never })).toThrow(ConfigError);
+    expect(() => runCodeTool({ runtime, maxParallelSubCalls: 0 })).toThrow(/maxParallelSubCalls/);
+    expect(() => runCodeTool({ runtime, name: 'bad name' })).toThrow(ConfigError);
+  });
+
+  it('takes a name, and two of them in one pipeline see neither themselves nor each other', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime }), runCodeTool({ runtime, name: 'js' })] });
+    const results = await pipeline.run([call('return Object.keys(tools)'), { id: 'c2', name: 'js', args: { program: 'return Object.keys(tools)' } }]);
+    expect(results.map((r) => output(r).value)).toEqual([['read'], ['read']]);
+  });
+});
