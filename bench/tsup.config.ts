@@ -8,7 +8,14 @@ import { defineConfig } from 'tsup';
  * and the baseline and distorts the figures (this is also why the benches do not run under tsx).
  */
 export default defineConfig({
-  entry: ['bench/overhead.ts', 'bench/schedule.ts', 'bench/load.ts'],
+  entry: {
+    overhead: 'bench/overhead.ts',
+    schedule: 'bench/schedule.ts',
+    load: 'bench/load.ts',
+    ptc: 'bench/ptc.ts',
+    // The QuickJS runtime loads its worker from beside the bundle that uses it.
+    'quickjs-worker': 'src/ptc/quickjs/worker.ts',
+  },
   format: ['esm'],
   outDir: '.bench',
   platform: 'node',
@@ -17,7 +24,7 @@ export default defineConfig({
   sourcemap: false,
   minify: false,
   keepNames: false,
-  splitting: false, // each bench is one self-contained file
+  splitting: false, // each bench is one self-contained file (the worker too)
   treeshake: false, // esbuild's own tree shaking; no rollup pass over the output
   clean: true,
 });

@@ -172,9 +172,19 @@ function renderOutput(output: ProgramOutput): string {
 function describeFailure(failure: CodeFailure, logs: readonly string[], subCalls: readonly SubDispatch[]): string {
   const parts = [`The program failed (${failure.kind}): ${failure.message}`];
   if (subCalls.length > 0) {
-    const calls = subCalls.map((sub) => `${sub.name} (${sub.status === 'ok' ? 'ok' : sub.error?.code ?? sub.status})`);
-    parts.push(`Before it failed it made ${subCalls.length} tool call(s): ${calls.join(', ')}.`);
+    parts.push(`Before it failed it made ${subCalls.length} tool call(s): ${summarize(subCalls)}.`);
   }
   if (logs.length > 0) parts.push(`[console output]\n${logs.join('\n')}`);
   return parts.join('\n\n');
+}
+
+/** `read_file (ok) ×3, write_file (denied)`: calls grouped by tool and outcome, in first-call order. */
+function summarize(subCalls: readonly SubDispatch[]): string {
+  const counts = new Map<string, number>();
+  for (const sub of subCalls) {
+    const key = `${sub.name} (${sub.status === 'ok' ? 'ok' : sub.error?.code ?? sub.status})`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const groups = [...counts].map(([key, count]) => (count === 1 ? key : `${key} ×${count}`));
+  return groups.length <= 20 ? groups.join(', ') : `${groups.slice(0, 20).join(', ')}, and ${groups.length - 20} more kinds`;
 }
