@@ -1,6 +1,6 @@
 import { toolSchemas } from '../adapters/toolSchemas.js';
 import type { AnyTool } from '../defineTool.js';
-import { describeValue } from '../internal/describe.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * Options of {@link describeTools}.
@@ -71,7 +71,7 @@ const CYCLE: Rendered = { text: 'unknown', kind: 'primary' };
  * Names that are not plain identifiers are quoted, and `*\/` in a description is escaped, so no tool,
  * property or description can break out of its place in the text.
  *
- * @throws {TypeError} when `namespace` is not an identifier, or two tools share a name.
+ * @throws {ConfigError} when `namespace` is not an identifier, or two tools share a name.
  *
  * @example
  * ```ts
@@ -87,14 +87,14 @@ const CYCLE: Rendered = { text: 'unknown', kind: 'primary' };
 export function describeTools(tools: readonly AnyTool[], options: DescribeToolsOptions = {}): string {
   const { namespace = 'tools' } = options;
   if (typeof namespace !== 'string' || !IDENTIFIER.test(namespace) || RESERVED_WORDS.has(namespace)) {
-    throw new TypeError(`describeTools: \`namespace\` must be an identifier; received ${describeValue(namespace)}`);
+    throw new ConfigError('describeTools', 'namespace', 'an identifier', namespace);
   }
   const aliasNames = new Set([namespace]);
   const toolNames = new Set<string>();
   const aliases: string[] = [];
   const members: string[] = [];
   for (const { name, description, inputSchema } of toolSchemas(tools)) {
-    if (toolNames.has(name)) throw new TypeError(`describeTools: two tools are named ${JSON.stringify(name)}`);
+    if (toolNames.has(name)) throw new ConfigError('describeTools', 'tools', 'tools with unique names', name);
     toolNames.add(name);
     const renderer = new SchemaRenderer(inputSchema, name, aliasNames);
     const parameter = renderer.parameter();

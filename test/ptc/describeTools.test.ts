@@ -2,7 +2,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, type AnyTool } from '../../src/index.js';
+import { ConfigError, defineTool, type AnyTool } from '../../src/index.js';
 import { compileInputSchema, type JsonSchemaObject } from '../../src/mcp/inputSchema.js';
 import { describeTools } from '../../src/ptc/describeTools.js';
 
@@ -118,9 +118,10 @@ describe('describeTools', () => {
 
   it('rejects a namespace that is not an identifier, and two tools with one name', () => {
     for (const namespace of ['', 'my-tools', '1tools', 'class', 'undefined']) {
+      expect(() => describeTools([readFile], { namespace })).toThrow(ConfigError);
       expect(() => describeTools([readFile], { namespace })).toThrow(/`namespace` must be an identifier/);
     }
-    expect(() => describeTools([readFile, readFile])).toThrow('two tools are named "read_file"');
+    expect(() => describeTools([readFile, readFile])).toThrow('`tools` must be tools with unique names; received "read_file"');
   });
 
   it('renders the input side of a zod schema: defaults and optionals are optional, nullables take null', () => {
