@@ -43,6 +43,7 @@ const MiB = 2 ** 20;
  * memory (so a memory bomb fails inside the limit), a time limit enforced by an interrupt handler (so
  * `while (true) {}` ends), and the worker is terminated and replaced when a run does not stop in time.
  * TypeScript is accepted: types are stripped, and error positions refer to the program as written.
+ * A program may have 1000 host calls pending at once; a call past that rejects (code `too_many_calls`).
  * Idle workers do not keep the process alive; `close()` releases them.
  *
  * @throws {ConfigError} for an invalid option.

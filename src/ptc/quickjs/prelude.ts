@@ -4,8 +4,8 @@
  * completion value into JSON. It captures every intrinsic it uses first, so a program that replaces
  * `JSON` or `Object.prototype` methods only breaks itself; the host checks whatever crosses anyway.
  *
- * - `hostCall(global, name, json)` returns a promise of the host function's JSON result; it rejects with
- *   `{ name, message, code }`.
+ * - `hostCall(global, name, json, resolve, reject)` starts a host call; the host settles it by calling
+ *   `resolve` with the function's JSON result, or `reject` with `{ name, message, code }`.
  * - `hostLog(text)` records one line of console output.
  * - `shapesJson` is `[[global, [name, ...]], ...]` as JSON.
  * - `maxValueChars` bounds the completion value's JSON.
@@ -19,8 +19,14 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
   const slice = String.prototype.slice;
   const join = Array.prototype.join;
   const map = Array.prototype.map;
+  const PromiseBase = Promise;
   const then = Promise.prototype.then;
   const ErrorBase = Error;
+  const TypeErrorBase = TypeError;
+  const StringBase = String;
+  // A binding may be named like any global ('undefined', 'Infinity', 'Promise'…): only what is captured here is used.
+  const UNDEFINED = void 0;
+  const INFINITY = 1 / 0;
 
   class ToolCallError extends ErrorBase {
     constructor(message, code, tool) {
@@ -40,17 +46,23 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
       const call = function (args) {
         let json;
         try {
-          json = stringify(args === undefined ? {} : args, strict);
+          json = stringify(args === UNDEFINED ? {} : args, strict);
         } catch (error) {
-          return Promise.reject(new ToolCallError(tool + ': the arguments are not JSON (' + error.message + ')', 'invalid_arguments', tool));
+          return PromiseBase.reject(new ToolCallError(tool + ': the arguments are not JSON (' + error.message + ')', 'invalid_arguments', tool));
         }
-        if (json === undefined) {
-          return Promise.reject(new ToolCallError(tool + ': the arguments are not JSON', 'invalid_arguments', tool));
+        if (json === UNDEFINED) {
+          return PromiseBase.reject(new ToolCallError(tool + ': the arguments are not JSON', 'invalid_arguments', tool));
         }
-        return apply(then, hostCall(global, name, json), [
-          (result) => (result === undefined ? undefined : parse(result)),
+        let settle;
+        const settled = new PromiseBase((resolve, reject) => {
+          settle = [resolve, reject];
+        });
+        // (Called outside the executor, which would turn an interrupt of the program into a rejection.)
+        if (settle !== UNDEFINED) hostCall(global, name, json, settle[0], settle[1]);
+        return apply(then, settled, [
+          (result) => (result === UNDEFINED ? UNDEFINED : parse(result)),
           (error) => {
-            throw new ToolCallError(error.message, error.code === undefined ? error.name : error.code, tool);
+            throw new ToolCallError(error.message, error.code === UNDEFINED ? error.name : error.code, tool);
           },
         ]);
       };
@@ -62,11 +74,18 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
 
   const show = (value) => {
     if (typeof value === 'string') return value;
+    // NaN and Infinity as themselves (JSON would print null), a symbol without throwing.
+    if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'symbol') return StringBase(value);
     try {
+      if (value instanceof ErrorBase) return StringBase(value); // 'TypeError: …', not its JSON '{}'
       const json = stringify(value);
-      if (json !== undefined) return json;
+      if (json !== UNDEFINED) return json;
     } catch {}
-    return '' + value;
+    try {
+      return StringBase(value);
+    } catch {
+      return '[' + typeof value + ']';
+    }
   };
   const logger = (prefix) => (...values) => {
     const line = prefix + apply(join, apply(map, values, [show]), [' ']);
@@ -81,17 +100,17 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
   const strict = function (key, value) {
     switch (typeof value) {
       case 'function': case 'symbol': case 'bigint':
-        throw new TypeError('a ' + typeof value + (key === '' ? '' : ' (at key ' + stringify(key) + ')') + ' has no JSON form');
+        throw new TypeErrorBase('a ' + typeof value + (key === '' ? '' : ' (at key ' + stringify(key) + ')') + ' has no JSON form');
       case 'number':
-        if (value !== value || value === Infinity || value === -Infinity) {
-          throw new TypeError((key === '' ? 'the number ' : 'the number at key ' + stringify(key) + ', ') + value + ', has no JSON form');
+        if (value !== value || value === INFINITY || value === -INFINITY) {
+          throw new TypeErrorBase((key === '' ? 'the number ' : 'the number at key ' + stringify(key) + ', ') + value + ', has no JSON form');
         }
     }
     return value;
   };
   // The completion value as JSON: undefined when there is none, null when it is too long.
   return (value) => {
-    if (value === undefined) return undefined;
+    if (value === UNDEFINED) return UNDEFINED;
     const json = stringify(value, strict);
     return json.length > maxValueChars ? null : json;
   };

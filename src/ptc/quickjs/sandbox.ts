@@ -1,4 +1,4 @@
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import type { CodeFailure, CodeFailureKind } from '../types.js';
 import { formatProgramError } from './programErrors.js';
 import { PRELUDE } from './prelude.js';
@@ -13,6 +13,16 @@ export const MAX_PENDING_CALLS = 1000;
 interface Disposable {
   readonly alive: boolean;
   dispose(): void;
+}
+
+/**
+ * The resolving functions of a pending host call's promise, which the prelude creates. (Not
+ * `context.newPromise()`: it reads its result through a typed array that a growth of the WebAssembly
+ * memory during the call detaches, and the program then sees a TypeError from the host.)
+ */
+interface PendingCall {
+  readonly resolve: QuickJSHandle;
+  readonly reject: QuickJSHandle;
 }
 
 export interface SandboxLimits {
@@ -39,7 +49,7 @@ export class SandboxRun {
   private readonly runtime: QuickJSRuntime;
   private readonly memory: WebAssembly.Memory;
   private readonly context: QuickJSContext;
-  private readonly calls = new Map<number, QuickJSDeferredPromise>();
+  private readonly calls = new Map<number, PendingCall>();
   /** Every handle the run made, disposed at the end so that the module can serve the next run. */
   private readonly owned: Disposable[] = [];
   private readonly logs: string[] = [];
@@ -79,39 +89,44 @@ export class SandboxRun {
 
   /** A host call of this run returned `json` (absent for `undefined`). */
   settle(callId: number, json: string | undefined): void {
-    const deferred = this.take(callId);
-    if (deferred === undefined) return;
+    const call = this.take(callId);
+    if (call === undefined) return;
     this.guarded(() => {
-      if (json === undefined) deferred.resolve(this.context.undefined);
-      else {
-        const value = this.context.newString(json);
-        deferred.resolve(value);
-        value.dispose();
-      }
+      const value = json === undefined ? this.context.undefined : this.own(this.context.newString(json));
+      this.settleCall(call, call.resolve, value);
       this.drive();
     });
   }
 
   /** A host call of this run failed. */
   reject(callId: number, error: HostError): void {
-    const deferred = this.take(callId);
-    if (deferred === undefined) return;
+    const call = this.take(callId);
+    if (call === undefined) return;
     this.guarded(() => {
-      this.rejectWith(deferred, error);
+      this.settleCall(call, call.reject, this.hostError(error));
       this.drive();
     });
   }
 
-  private rejectWith(deferred: QuickJSDeferredPromise, error: HostError): void {
-    const value = this.context.newObject();
+  /** `{ name, message, code }`, what a failed host call rejects with (the prelude makes it a ToolCallError). */
+  private hostError(error: HostError): QuickJSHandle {
+    const value = this.own(this.context.newObject());
     for (const key of ['name', 'message', 'code'] as const) {
       if (error[key] === undefined) continue;
       const text = this.context.newString(error[key]);
       this.context.setProp(value, key, text);
       text.dispose();
     }
-    deferred.reject(value);
-    value.dispose();
+    return value;
+  }
+
+  /** Calls one of a pending call's resolving functions with `value`, then frees them and `value`. */
+  private settleCall(call: PendingCall, settle: QuickJSHandle, value: QuickJSHandle): void {
+    try {
+      this.context.unwrapResult(this.context.callFunction(settle, this.context.undefined, value)).dispose();
+    } finally {
+      for (const handle of [value, call.resolve, call.reject]) if (handle.alive && handle !== this.context.undefined) handle.dispose();
+    }
   }
 
   /** The main thread asked the run to stop; a run waiting on host calls ends here. */
@@ -123,18 +138,16 @@ export class SandboxRun {
   private installPrelude(shapes: readonly BindingShape[]): QuickJSHandle {
     const { context } = this;
     const prelude = this.own(context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js')));
-    const hostCall = context.newFunction('hostCall', (global, name, json) => {
-      const callId = this.nextCallId++;
-      const deferred = this.own(context.newPromise());
+    const hostCall = context.newFunction('hostCall', (global, name, json, resolve, reject) => {
+      const call: PendingCall = { resolve: this.own(resolve.dup()), reject: this.own(reject.dup()) };
       if (this.calls.size >= MAX_PENDING_CALLS) {
         const tool = `${context.getString(global)}.${context.getString(name)}`;
         const message = `${tool}: ${MAX_PENDING_CALLS} tool calls are already pending; await some before starting more.`;
-        this.rejectWith(deferred, { name: 'Error', message, code: 'too_many_calls' });
-        return deferred.handle;
+        return this.settleCall(call, call.reject, this.hostError({ name: 'Error', message, code: 'too_many_calls' }));
       }
-      this.calls.set(callId, deferred);
+      const callId = this.nextCallId++;
+      this.calls.set(callId, call);
       this.host.call(callId, context.getString(global), context.getString(name), context.getString(json));
-      return deferred.handle;
     });
     const hostLog = context.newFunction('hostLog', (text) => {
       if (context.typeof(text) === 'string') this.log(context.getString(text));
@@ -194,8 +207,9 @@ export class SandboxRun {
     const kind = this.stopKind();
     if (kind !== undefined) return this.fail(kind, undefined);
     const dumped: unknown = this.context.dump(error);
-    // Out of memory, QuickJS cannot allocate its error object and throws null instead.
-    if (dumped === null && this.memory.buffer.byteLength + 2 ** 20 >= this.limits.memoryLimitBytes) {
+    // Out of memory, QuickJS cannot allocate its error object and throws null instead. (Its memory stops
+    // growing when it cannot grow by 5% more, so a full memory can be a little short of the limit.)
+    if (dumped === null && this.memory.buffer.byteLength * 1.1 >= this.limits.memoryLimitBytes) {
       return this.fail('exception', `InternalError: out of memory (the program used the whole ${Math.round(this.limits.memoryLimitBytes / 2 ** 20)} MiB memory limit)`);
     }
     this.fail('exception', formatProgramError(dumped, this.compiled));
@@ -253,10 +267,10 @@ export class SandboxRun {
     }
   }
 
-  private take(callId: number): QuickJSDeferredPromise | undefined {
-    const deferred = this.calls.get(callId);
+  private take(callId: number): PendingCall | undefined {
+    const call = this.calls.get(callId);
     this.calls.delete(callId);
-    return this.finished ? undefined : deferred;
+    return this.finished ? undefined : call;
   }
 
   /** Any host-side exception (a trap, the interpreter out of memory) ends the run as a failure. */

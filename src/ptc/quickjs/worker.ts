@@ -28,7 +28,10 @@ let current: { readonly runId: number; readonly run: SandboxRun } | undefined;
 
 function prepare(): Promise<QuickJSWASMModule> {
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: maximumPages });
-  const module = newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: setup.wasm, wasmMemory: memory }));
+  // Emscripten's stderr (an `Aborted(…)` line when a run that exhausted its memory is freed) would only be
+  // noise in the host's logs: the run's own failure already says what happened.
+  const emscriptenModule = { printErr: () => undefined } as NonNullable<Parameters<typeof newVariant>[1]['emscriptenModule']>;
+  const module = newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: setup.wasm, wasmMemory: memory, emscriptenModule }));
   module.catch(() => undefined); // reported by the run that awaits it
   return module;
 }

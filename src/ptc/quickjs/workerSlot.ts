@@ -153,7 +153,12 @@ export class WorkerSlot {
 
 /** The worker checked the value's JSON (QuickJS's own `JSON.stringify`); it is parsed here. */
 function fromWorker({ json, ...result }: WorkerResult): CodeRunResult {
-  return json === undefined ? result : { ...result, value: JSON.parse(json) };
+  if (json === undefined) return result;
+  try {
+    return { ...result, value: JSON.parse(json) };
+  } catch (error) {
+    return { logs: result.logs, failure: { kind: 'invalid-output', message: `The program's return value cannot be sent back: ${String(error)}.` } };
+  }
 }
 
 function toHostError(error: unknown): HostError {
