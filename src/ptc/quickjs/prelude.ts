@@ -53,6 +53,8 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
         if (json === UNDEFINED) {
           return PromiseBase.reject(new ToolCallError(tool + ': the arguments are not JSON', 'invalid_arguments', tool));
         }
+        // Where the program made the call: the stack a failure reports, so the model sees its own line.
+        const site = new ErrorBase();
         let settle;
         const settled = new PromiseBase((resolve, reject) => {
           settle = [resolve, reject];
@@ -62,7 +64,9 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
         return apply(then, settled, [
           (result) => (result === UNDEFINED ? UNDEFINED : parse(result)),
           (error) => {
-            throw new ToolCallError(error.message, error.code === UNDEFINED ? error.name : error.code, tool);
+            const failure = new ToolCallError(error.message, error.code === UNDEFINED ? error.name : error.code, tool);
+            defineProperty(failure, 'stack', { value: site.stack, writable: true, configurable: true });
+            throw failure;
           },
         ]);
       };

@@ -70,13 +70,15 @@ describe("'exception'", () => {
     expect(failureOf(await run(program), 'exception')).toBe(`SyntaxError: unexpected token in expression: '@'\n    ${at(program, '@@')}`);
   });
 
-  it("shows an uncaught ToolCallError's code", async () => {
+  it("shows an uncaught ToolCallError's code, and where the program made the call", async () => {
     const binding = tools({
       lookup: async () => {
         throw Object.assign(new Error('no such row'), { code: 'E_NOT_FOUND' });
       },
     });
-    expect(failureOf(await run('await tools.lookup({ id: 1 })', [binding]), 'exception')).toBe('ToolCallError [E_NOT_FOUND]: no such row');
+    expect(failureOf(await run('await tools.lookup({ id: 1 })', [binding]), 'exception')).toBe('ToolCallError [E_NOT_FOUND]: no such row\n    at line 1, column 19');
+    const program = 'const id: number = 1;\nif (id) {\n  const row = await tools.lookup({ id });\n}';
+    expect(failureOf(await run(program, [binding]), 'exception')).toBe('ToolCallError [E_NOT_FOUND]: no such row\n    at line 3, column 33');
   });
 
   it('describes a thrown value that is not an error', async () => {
