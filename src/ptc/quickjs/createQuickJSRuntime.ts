@@ -30,7 +30,13 @@ export interface QuickJSRuntimeOptions {
   readonly maxValueChars?: number;
   /** Worker threads, each running one program at a time; more runs wait in order. @default 2 */
   readonly poolSize?: number;
-  /** Limits of each worker's own V8 heap (the host side of a run: messages, strings being copied out). */
+  /**
+   * Limits of each worker's own V8 heap (the host side of a run: messages, strings being copied out).
+   * A worker that exhausts it is replaced and its run ends as `'worker-exit'`; but keep the heap well
+   * above `maxValueChars` and the console line size: Node aborts the whole process, not just the worker,
+   * when one allocation is larger than the heap can ever hold (nodejs/node#47224).
+   * @default Node's defaults
+   */
   readonly resourceLimits?: ResourceLimits;
 }
 
