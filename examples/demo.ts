@@ -1,6 +1,7 @@
-// The demo: a model's streamed response with six tool calls, executed by toolstream while it streams.
+// The demo: a model's streamed response with six tool calls, executed by toolstream while it streams;
+// then its next response, one run_code call whose program makes the tool calls itself.
 //
-//   npm start                 replay examples/transcripts/anthropic-workspace.sse.txt (offline)
+//   npm start                 replay examples/transcripts/anthropic-*.sse.txt (offline)
 //   npm start -- --yes        approve the write without asking
 //   npm start -- --live       ask the real Anthropic API instead (needs ANTHROPIC_API_KEY)
 //
@@ -17,7 +18,18 @@ import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap, toArray } from 'rxjs';
 import { z } from 'zod';
-import { askTools, createPipeline, defineTool, pathSandbox, type Approver, type ToolContext, type ToolResult } from '../src/index.js';
+import {
+  askTools,
+  createPipeline,
+  createQuickJSRuntime,
+  defineTool,
+  pathSandbox,
+  runCodeTool,
+  type Approver,
+  type ProgramOutput,
+  type ToolContext,
+  type ToolResult,
+} from '../src/index.js';
 import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '../src/adapters/anthropic/index.js';
 
 const flags = new Set(process.argv.slice(2));
@@ -89,16 +101,18 @@ const approve: Approver = async ({ tool, args, reasons }, signal) => {
   }
 };
 
+// Programs run in QuickJS on a worker thread; their tool calls go through this same pipeline.
+const runtime = createQuickJSRuntime({ timeoutMs: 20_000 });
 const pipeline = createPipeline({
-  tools,
+  tools: [...tools, runCodeTool({ runtime })],
   concurrency: 4,
   pre: [pathSandbox({ root: workspace }), askTools(['write_file'], 'it writes to the workspace')],
   approve,
 });
 
 // --- the model's stream: replayed, or live ---
-async function* replay(): AsyncIterable<RawMessageStreamEvent> {
-  const transcript = await readFile(fileURLToPath(new URL('transcripts/anthropic-workspace.sse.txt', import.meta.url)), 'utf8');
+async function* replay(file: string): AsyncIterable<RawMessageStreamEvent> {
+  const transcript = await readFile(fileURLToPath(new URL(`transcripts/${file}`, import.meta.url)), 'utf8');
   const chunks = transcript.split(/(?<=\n)(?=event:)/); // one SSE event per chunk, paced like a stream
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -122,14 +136,13 @@ async function* live(): AsyncIterable<RawMessageStreamEvent> {
   });
 }
 
-const source = flags.has('--live') ? live() : replay();
-log(flags.has('--live') ? 'asking the Anthropic API…' : 'replaying a streamed model response…');
 const seen = (call: { name: string; args: unknown }, index: number) =>
   log(`→ call #${index} queued (its arguments are complete): ${call.name} ${typeof call.args === 'string' ? call.args : JSON.stringify(call.args)}`);
 
-let arrived = 0;
-try {
-  const results: ToolResult[] = await lastValueFrom(
+/** One model response: its calls run as they arrive; prints the tool_result message for the next request. */
+async function turn(source: AsyncIterable<RawMessageStreamEvent>): Promise<ToolResult[]> {
+  let arrived = 0;
+  const results = await lastValueFrom(
     fromAnthropicStream(source).pipe(
       tap((call) => seen(call, arrived++)),
       pipeline.operator(),
@@ -137,9 +150,31 @@ try {
       toArray(),
     ),
   );
-
   console.log('\nThe tool_result message for the next request:\n');
   console.log(JSON.stringify(toAnthropicToolResults(results), null, 2));
+  for (const result of results) {
+    if (result.name !== 'run_code' || result.status !== 'ok') continue;
+    const { subCalls } = result.value as ProgramOutput;
+    console.log(`\nThe program's ${subCalls.length} tool calls, each through the same pipeline (kept for the host, not sent):`);
+    for (const sub of subCalls) {
+      console.log(`  ${sub.id.padEnd(16)} ${sub.name.padEnd(10)} ${sub.status.padEnd(7)} ${JSON.stringify(sub.args)}`);
+    }
+  }
+  return results;
+}
+
+try {
+  const results: ToolResult[] = [];
+  if (flags.has('--live')) {
+    log('asking the Anthropic API…');
+    results.push(...(await turn(live())));
+  } else {
+    log('replaying a streamed model response…');
+    results.push(...(await turn(replay('anthropic-workspace.sse.txt'))));
+    console.log('');
+    log('replaying the next response: one run_code call…');
+    results.push(...(await turn(replay('anthropic-run-code.sse.txt'))));
+  }
 
   const counts = new Map<string, number>();
   for (const r of results) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
@@ -151,5 +186,6 @@ try {
       `execute ${mean((r) => r.timing.durations.execute)} ms`,
   );
 } finally {
+  await runtime.close();
   await rm(workspace, { recursive: true, force: true });
 }
