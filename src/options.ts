@@ -145,6 +145,13 @@ export interface PipelineSettings {
   readonly observers: readonly ((result: ToolResult) => void)[];
   /** The budget of each tool that has one (default or its own). */
   readonly retention: ReadonlyMap<string, RetentionBudget>;
+  /**
+   * Internal, never set from options: the batch of one program's sub-calls. A failure or a
+   * `cancelRest()` request cancels nothing else (the program decides), and the batch completes only once
+   * every body has settled or been abandoned after `abortGraceMs`, so the program's own call — and the
+   * barrier it holds among the model's calls — outlasts every body it started.
+   */
+  readonly programBatch?: boolean;
 }
 
 /** Validates `options` and fills in defaults. @throws {ConfigError} naming the first bad option. */

@@ -28,6 +28,8 @@ import { invokeBody, type BodySink } from './invokeBody.js';
  * 6. Completion waits for every received call's result; a source error is forwarded after them.
  * 7. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
  *    and listener. Reports from bodies after teardown are ignored.
+ * 8. In a program's batch (`settings.programBatch`) nothing but the run signal cancels the rest, and
+ *    completion also waits for every slot to be released (bodies settled, or abandoned after the grace).
  *
  * Nothing recurses per call: `pump` is re-entrant-safe (a nested call returns and the running loop picks
  * up the work), and cancelling a backlog of any size is one loop, so synchronous bodies and 20k-call
@@ -123,6 +125,7 @@ export class CallPool implements BodySink {
    */
   cancelRest(reason: CancelReason, by: CallRecord | undefined): void {
     if (this.cancellation !== undefined || this.closed) return;
+    if (reason !== 'aborted' && this.settings.programBatch === true) return; // the program decides
     const cancellation: Cancellation = { reason, by };
     this.cancellation = cancellation;
     this.batch.cancel(cancellation);
@@ -137,6 +140,7 @@ export class CallPool implements BodySink {
     const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
     for (const record of cancelled) {
       if (record.run!.abort(abortReason)) this.release(record);
+      else if (this.settings.programBatch === true) this.holdForGrace(record); // completion waits for it
     }
     for (let record = this.queue.shift(); record !== undefined; record = this.queue.shift()) {
       record.cancel(cancellation);
@@ -236,6 +240,7 @@ export class CallPool implements BodySink {
     run.clearTimer();
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
+    if (this.settings.programBatch === true) this.closeIfDone();
   }
 
   private emit(record: CallRecord): void {
@@ -262,6 +267,7 @@ export class CallPool implements BodySink {
 
   private closeIfDone(): void {
     if (this.closed || !this.sourceDone || this.outstanding > 0) return;
+    if (this.settings.programBatch === true && this.running.size > 0) return; // bodies still winding down
     this.closed = true;
     if (this.sourceError) this.destination.error(this.sourceError.error);
     else this.destination.complete();

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool, type ToolMode } from '../defineTool.js';
 import { ConfigError } from '../errors.js';
+import { describeError } from '../internal/describe.js';
 import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
 import { renderValue } from '../internal/renderContent.js';
 import type { PipelineSettings } from '../options.js';
 import { describeTools } from './describeTools.js';
 import { SubCalls, type SubDispatch } from './subCalls.js';
-import type { CodeFailure, CodeRuntime } from './types.js';
+import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
 
 /**
  * Options of {@link runCodeTool}.
@@ -147,7 +148,13 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
       execute: async ({ program }, ctx): Promise<ProgramOutput> => {
         const subCalls = new SubCalls(subSettings, ctx.callId, ctx.signal);
         const functions = Object.fromEntries(tools.map((tool) => [tool.name, subCalls.functionFor(tool.name)]));
-        const result = await runtime.run({ program, bindings: [{ global: 'tools', functions }], signal: ctx.signal });
+        let result: CodeRunResult;
+        try {
+          result = await runtime.run({ program, bindings: [{ global: 'tools', functions }], signal: ctx.signal });
+        } catch (error) {
+          // A runtime should never reject (ours does not); one that does still gets its sub-calls closed.
+          result = { logs: [], failure: { kind: 'worker-exit', message: `The code runtime failed: ${describeError(error)}` } };
+        }
         const log = await subCalls.close();
         if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, log);
         return { value: result.value, logs: result.logs, subCalls: log };

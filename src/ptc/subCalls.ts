@@ -1,5 +1,6 @@
 import { Subject, type Subscription } from 'rxjs';
 import { runStages } from '../createPipeline.js';
+import { renderValue } from '../internal/renderContent.js';
 import type { PipelineSettings } from '../options.js';
 import type { Decision } from '../policy/types.js';
 import type { ToolErrorCode } from '../toolError.js';
@@ -26,6 +27,8 @@ export interface SubDispatch {
   readonly status: ResultStatus;
   /** Why it failed, when it did. */
   readonly error: { readonly code: ToolErrorCode; readonly message: string } | undefined;
+  /** What the output budget dropped from what the program received, when it dropped anything. */
+  readonly omitted: ToolResult['omitted'];
   /** From the call entering the pipeline to its result. */
   readonly durationMs: number;
 }
@@ -42,6 +45,8 @@ class SubCallError extends Error {
 }
 
 interface Waiting {
+  /** Where the call's entry goes in the log: the order the program made its calls in. */
+  readonly position: number;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -49,8 +54,12 @@ interface Waiting {
 /**
  * The sub-calls of one program run, as one batch of the pipeline's own stages (restriction,
  * validation, policies, guard, approval, execute, post-execute), without reordering: each call's
- * promise settles as soon as its result is built. `close()` cancels what is still unfinished and
- * returns the log.
+ * promise settles as soon as its result is built. `close()` cancels what is still unfinished, waits
+ * for every body to wind down, and returns the log.
+ *
+ * A program learns no more than the model would from a direct call: it receives the result's value when
+ * the model would see exactly that value's plain rendering, and otherwise the text the model would see
+ * (a tool's `render`, a post-execute policy that replaced the content, a budget that cut it).
  */
 export class SubCalls {
   private readonly calls = new Subject<{ readonly id: string; readonly name: string; readonly args: unknown }>();
@@ -71,7 +80,8 @@ export class SubCalls {
     if (parentSignal.aborted) onAbort();
     let drain!: () => void;
     this.drained = new Promise<void>((resolve) => (drain = resolve));
-    this.subscription = this.calls.pipe(runStages(settings, this.stop.signal)).subscribe({
+    const batch: PipelineSettings = { ...settings, programBatch: true };
+    this.subscription = this.calls.pipe(runStages(batch, this.stop.signal)).subscribe({
       next: (result) => this.settle(result),
       error: () => drain(), // the Subject never fails; kept so a bug cannot leave close() waiting
       complete: () => {
@@ -85,13 +95,24 @@ export class SubCalls {
   functionFor(name: string): HostFunction {
     return (args) =>
       new Promise((resolve, reject) => {
-        const id = `${this.parentId}#${++this.count}`;
-        this.waiting.set(id, { resolve, reject });
+        const position = this.count++;
+        const id = `${this.parentId}#${position + 1}`;
+        if (this.stop.signal.aborted) {
+          // The batch no longer takes calls in (the program ended or was cancelled): answered here.
+          const message = 'Not run: the program was cancelled or had ended.';
+          this.log[position] = { id, name, args, decision: undefined, status: 'cancelled', error: { code: 'cancelled', message }, omitted: undefined, durationMs: 0 };
+          reject(new SubCallError('cancelled', `${name}: ${message}`));
+          return;
+        }
+        this.waiting.set(id, { position, resolve, reject });
         this.calls.next({ id, name, args });
       });
   }
 
-  /** Cancels the unfinished sub-calls (they still get results) and resolves to the log, in call order. */
+  /**
+   * Cancels the unfinished sub-calls (they still get results), waits until every body settled or was
+   * abandoned after `abortGraceMs`, and resolves to the log, in call order.
+   */
   async close(): Promise<readonly SubDispatch[]> {
     this.stop.abort();
     this.calls.complete();
@@ -101,19 +122,29 @@ export class SubCalls {
   }
 
   private settle(result: ToolResult): void {
-    // Every call gets exactly one result, and `index` is the order the program made them in.
-    this.log[result.index] = {
+    const waiting = this.waiting.get(result.id);
+    if (waiting === undefined) return;
+    this.waiting.delete(result.id);
+    this.log[waiting.position] = {
       id: result.id,
       name: result.name,
       args: result.args,
       decision: result.decision,
       status: result.status,
       error: result.error === undefined ? undefined : { code: result.error.code, message: result.error.message },
+      omitted: result.omitted,
       durationMs: result.timing.durations.total,
     };
-    const waiting = this.waiting.get(result.id);
-    this.waiting.delete(result.id);
-    if (result.status === 'ok') waiting?.resolve(result.value);
-    else waiting?.reject(new SubCallError(result.error.code, `${result.name}: ${result.error.message}`));
+    if (result.status === 'ok') waiting.resolve(isPlainRendering(result) ? result.value : result.content);
+    else waiting.reject(new SubCallError(result.error.code, `${result.name}: ${result.error.message}`));
+  }
+}
+
+/** Whether the model would see just the value's own rendering (so handing the value over shows nothing more). */
+function isPlainRendering(result: ToolResult & { status: 'ok' }): boolean {
+  try {
+    return result.content === renderValue(result.value, result.streamed);
+  } catch {
+    return false;
   }
 }

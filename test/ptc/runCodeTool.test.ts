@@ -17,6 +17,8 @@ import {
   type ProgramOutput,
   type ToolResult,
 } from '../../src/index.js';
+import { resolvePipelineOptions } from '../../src/options.js';
+import { SubCalls } from '../../src/ptc/subCalls.js';
 
 const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });
 afterAll(() => runtime.close());
@@ -135,11 +137,46 @@ describe('runCodeTool: every sub-call passes the same pipeline', () => {
         const escaped = await tools.read({ path: '../../etc/passwd' }).catch((e) => e.code);
         return { value, blocked, escaped };`),
     ]);
-    expect(output(result).value).toEqual({ value: { redacted: true }, blocked: ['blocked', 'leak: withheld'], escaped: 'denied' });
+    // The policy replaced what the model sees: the program gets that text, not the value behind it.
+    expect(output(result).value).toEqual({ value: '[redacted]', blocked: ['blocked', 'leak: withheld'], escaped: 'denied' });
     expect(ran).toEqual([
       { name: 'read', args: { path: '/srv/work/notes.txt' } },
       { name: 'leak', args: {} },
     ]);
+  });
+
+  it('a program learns no more than the model would: render, content-only policies and budgets apply', async () => {
+    const user = defineTool({
+      name: 'user',
+      description: 'A user',
+      input: z.object({}),
+      mode: 'parallel',
+      execute: () => ({ name: 'Ada', sessionToken: 'tok_live_42' }),
+      render: (u) => `User: ${u.name}`,
+    });
+    const env = defineTool({ name: 'env', description: 'env', input: z.object({}), mode: 'parallel', execute: () => 'OPENAI_KEY=sk-secret' });
+    const files = defineTool({
+      name: 'files',
+      description: 'files',
+      input: z.object({}),
+      mode: 'parallel',
+      execute: async function* () {
+        for (let i = 0; i < 5; i++) yield `f${i}`;
+      },
+    });
+    const plain = defineTool({ name: 'plain', description: 'plain', input: z.object({}), mode: 'parallel', execute: () => ({ rows: [1, 2] }) });
+    const redactContent: PostPolicy = async (ctx, next) =>
+      ctx.tool?.name === 'env' ? { kind: 'accept', content: ctx.content.replace(/=.*/, '=[redacted]') } : next();
+    const pipeline = createPipeline({
+      tools: [user, env, files, plain, runCodeTool({ runtime })],
+      post: [redactContent],
+      retention: { tools: { files: { maxItems: 2 } } },
+    });
+    const [result] = await pipeline.run([
+      call('return [await tools.user({}), await tools.env({}), await tools.files({}), await tools.plain({})]'),
+    ]);
+    expect(output(result).value).toEqual(['User: Ada', 'OPENAI_KEY=[redacted]', 'f0f1\n[... 3 more items omitted]', { rows: [1, 2] }]);
+    expect(output(result).subCalls[2]!.omitted).toEqual({ items: 3, characters: 0, lines: 0 });
   });
 
   it('invalid arguments and unknown tools come back as typed errors the program can handle', async () => {
@@ -278,6 +315,86 @@ describe('runCodeTool: results, failures and cancellation', () => {
     expect(output(result).value).toBe('early');
     expect(output(result).subCalls.map((sub) => [sub.status, sub.error?.code])).toEqual([['cancelled', 'cancelled']]);
     expect(performance.now() - t0).toBeLessThan(2_000);
+  });
+});
+
+describe('runCodeTool: the program\'s calls never outlive it', () => {
+  it('a sub-call still winding down holds the program\'s barrier: the next exclusive call waits for it', async () => {
+    const events: string[] = [];
+    const slowUndo = defineTool({
+      name: 'write_a',
+      description: 'needs 100 ms to roll back',
+      input: z.object({}),
+      execute: (_args, { signal }) =>
+        new Promise((_resolve, reject) => {
+          events.push('write_a start');
+          signal.addEventListener('abort', () => setTimeout(() => (events.push('write_a end'), reject(signal.reason)), 100));
+        }),
+    });
+    const writeB = defineTool({ name: 'write_b', description: 'b', input: z.object({}), execute: () => void events.push('write_b start') });
+    const pipeline = createPipeline({ tools: [slowUndo, writeB, runCodeTool({ runtime })] });
+    const results = await pipeline.run([call(`tools.write_a({}); await null; await null; return 'early'`), { id: 'b', name: 'write_b', args: {} }]);
+    expect(results.map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect(events).toEqual(['write_a start', 'write_a end', 'write_b start']);
+  });
+
+  it('a failing sub-call, even of a cancel-rest tool, and ctx.cancelRest() cancel none of the program\'s other calls', async () => {
+    const { tool, ran } = recorder();
+    const flaky = defineTool({ name: 'flaky', description: 'f', input: z.object({}), mode: 'parallel', onError: 'cancel-rest', execute: () => { throw new Error('flaked'); } });
+    const stopper = defineTool({ name: 'stopper', description: 's', input: z.object({}), mode: 'parallel', execute: (_args, ctx) => (ctx.cancelRest(), 'found') });
+    const pipeline = createPipeline({ tools: [tool('read', 'parallel', 20), flaky, stopper, runCodeTool({ runtime })] });
+    const [result] = await pipeline.run([
+      call(`
+        const slow = tools.read({ n: 0 });
+        const failed = await tools.flaky({}).catch((e) => e.code);
+        const found = await tools.stopper({});
+        return [failed, found, await slow, await tools.read({ n: 1 }), await tools.read({ n: 2 })];`),
+    ]);
+    expect(output(result).value).toEqual(['tool_error', 'found', { tool: 'read', n: 0 }, { tool: 'read', n: 1 }, { tool: 'read', n: 2 }]);
+    expect(ran.map((r) => r.args)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+  });
+
+  it('calls that arrive after the program was cancelled are answered and logged, never left pending', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read', 'parallel', 1), runCodeTool({ runtime })], defaultTimeoutMs: 150 });
+    const [result] = await pipeline.run([call('for (;;) await Promise.all(Array.from({ length: 50 }, (_, n) => tools.read({ n })))')]);
+    expect(result?.error?.code).toBe('timeout');
+    // The next program runs normally: nothing of the cancelled one is left pending in the runtime.
+    const [next] = await pipeline.run([call('return (await tools.read({ n: 7 })).n')]);
+    expect(output(next).value).toBe(7);
+    // At the seam: a call made after the batch stopped taking calls in is answered at once, and logged.
+    const subCalls = new SubCalls(resolvePipelineOptions({ tools: [tool('read')] }), 'late', new AbortController().signal);
+    const log = subCalls.close();
+    await expect(subCalls.functionFor('read')({ n: 1 }, new AbortController().signal)).rejects.toMatchObject({ code: 'cancelled' });
+    expect((await log).map((sub) => [sub.id, sub.status])).toEqual([['late#1', 'cancelled']]);
+  });
+
+  it('a runtime that rejects still gets its program\'s sub-calls cancelled', async () => {
+    let aborted = false;
+    let started!: () => void;
+    const startedOnce = new Promise<void>((resolve) => (started = resolve));
+    const hang = defineTool({
+      name: 'hang',
+      description: 'h',
+      input: z.object({}),
+      mode: 'parallel',
+      execute: (_args, { signal }) => new Promise((_resolve, reject) => (started(), signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason))))),
+    });
+    const broken = {
+      language: 'javascript',
+      isolation: 'none',
+      close: async () => undefined,
+      run: async (request: { bindings: readonly { functions: Readonly<Record<string, (args: unknown, signal: AbortSignal) => unknown>> }[] }) => {
+        void (request.bindings[0]!.functions['hang']!({}, new AbortController().signal) as Promise<unknown>).catch(() => undefined);
+        await startedOnce;
+        throw new Error('sandbox crashed');
+      },
+    };
+    const pipeline = createPipeline({ tools: [hang, runCodeTool({ runtime: broken as never })] });
+    const [result] = await pipeline.run([call('ignored')]);
+    expect(result?.content).toContain('The code runtime failed: sandbox crashed');
+    expect(aborted).toBe(true);
+    expect((result?.error as { cause?: ProgramError }).cause?.subCalls.map((sub) => sub.status)).toEqual(['cancelled']);
   });
 });
 
