@@ -1,7 +1,8 @@
 /**
- * Runs inside QuickJS before the program, as a function of the host's three capabilities. It builds the
- * binding namespaces, `console` and `ToolCallError`, and returns the function that turns the program's
- * completion value into JSON. It captures every intrinsic it uses first, so a program that replaces
+ * Runs inside QuickJS before the program, as a function of the host's capabilities. It builds the
+ * binding namespaces, `console` and `ToolCallError`, and returns `[serialize, describe]`: the function
+ * that turns the program's completion value into JSON, and the one that describes a thrown value as
+ * capped JSON. It captures every intrinsic it uses first, so a program that replaces
  * `JSON` or `Object.prototype` methods only breaks itself; the host checks whatever crosses anyway.
  *
  * - `hostCall(global, name, json, resolve, reject)` starts a host call; the host settles it by calling
@@ -113,9 +114,35 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
     return value;
   };
   // The completion value as JSON: undefined when there is none, null when it is too long.
-  return (value) => {
+  const serialize = (value) => {
     if (value === UNDEFINED) return UNDEFINED;
     const json = stringify(value, strict);
     return json.length > maxValueChars ? null : json;
   };
+
+  // A thrown value, described as JSON for the host with every string in it capped: nothing the program
+  // controls crosses at full size (a huge message copied out whole could exhaust the worker's heap).
+  const maxMessageChars = maxValueChars < 10000 ? maxValueChars : 10000;
+  const capped = (value, max) => {
+    const text = StringBase(value);
+    return text.length > max ? apply(slice, text, [0, max]) + '…' : text;
+  };
+  const describe = (thrown) => {
+    try {
+      if (typeof thrown === 'object' && thrown !== null && 'message' in thrown && ('name' in thrown || 'stack' in thrown)) {
+        return stringify({
+          name: capped(thrown.name, 200),
+          message: capped(thrown.message, maxMessageChars),
+          stack: typeof thrown.stack === 'string' ? capped(thrown.stack, 4000) : UNDEFINED,
+          code: typeof thrown.code === 'string' ? capped(thrown.code, 100) : UNDEFINED,
+          lineNumber: typeof thrown.lineNumber === 'number' ? thrown.lineNumber : UNDEFINED,
+          fileName: typeof thrown.fileName === 'string' ? capped(thrown.fileName, 100) : UNDEFINED,
+        });
+      }
+      return stringify({ value: typeof thrown === 'string' ? stringify(capped(thrown, maxMessageChars)) : capped(show(thrown), maxMessageChars) });
+    } catch {
+      return stringify({ value: '[a value that cannot be described]' });
+    }
+  };
+  return [serialize, describe];
 })`;

@@ -3,6 +3,21 @@ import { PROGRAM_FILE, type CompiledProgram } from './transpile.js';
 const MAX_FRAMES = 8;
 
 /**
+ * A thrown value as the prelude describes it inside QuickJS, every string capped: an error's fields,
+ * or any other value's rendering.
+ */
+export type DescribedThrow =
+  | {
+      readonly name: string;
+      readonly message: string;
+      readonly stack?: string;
+      readonly code?: string;
+      readonly lineNumber?: number;
+      readonly fileName?: string;
+    }
+  | { readonly value: string };
+
+/**
  * What a program threw, as text a model can act on: `Name: message` (with a tool error's code), then
  * its stack with positions in the model's own source. Frames of the wrapper and the prelude are left out.
  *
@@ -10,30 +25,17 @@ const MAX_FRAMES = 8;
  * formatProgramError({ name: 'TypeError', message: 'x is undefined', stack: '    at <anonymous> (program.ts:3:6)\n' }, compiled)
  * // 'TypeError: x is undefined\n    at line 3, column 6'
  */
-export function formatProgramError(thrown: unknown, compiled: CompiledProgram | undefined): string {
-  if (!isErrorLike(thrown)) return `Uncaught ${describeThrown(thrown)}`;
-  const code = typeof thrown.code === 'string' ? ` [${thrown.code}]` : '';
-  const head = `${String(thrown.name ?? 'Error')}${code}: ${String(thrown.message ?? '')}`;
-  const frames = typeof thrown.stack === 'string' ? mapFrames(thrown.stack, compiled) : [];
+export function formatProgramError(thrown: DescribedThrow, compiled: CompiledProgram | undefined): string {
+  if (!('message' in thrown)) return `Uncaught ${thrown.value}`;
+  const code = thrown.code === undefined ? '' : ` [${thrown.code}]`;
+  const head = `${thrown.name}${code}: ${thrown.message}`;
+  const frames = thrown.stack === undefined ? [] : mapFrames(thrown.stack, compiled);
   // A syntax error QuickJS found carries its position outside the stack.
-  if (frames.length === 0 && typeof thrown.lineNumber === 'number' && thrown.fileName === PROGRAM_FILE) {
+  if (frames.length === 0 && thrown.lineNumber !== undefined && thrown.fileName === PROGRAM_FILE) {
     const position = compiled?.original(thrown.lineNumber, 1);
     if (position !== undefined) frames.push(`    at line ${position.line}`);
   }
   return [head, ...frames].join('\n');
-}
-
-interface ErrorLike {
-  readonly name?: unknown;
-  readonly message?: unknown;
-  readonly stack?: unknown;
-  readonly code?: unknown;
-  readonly lineNumber?: unknown;
-  readonly fileName?: unknown;
-}
-
-function isErrorLike(value: unknown): value is ErrorLike {
-  return typeof value === 'object' && value !== null && 'message' in value && ('name' in value || 'stack' in value);
 }
 
 const FRAME = /^\s*at (?:(.*?) \()?program\.ts:(\d+):(\d+)\)?\s*$/;
@@ -54,12 +56,4 @@ function mapFrames(stack: string, compiled: CompiledProgram | undefined): string
     }
   }
   return frames;
-}
-
-function describeThrown(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

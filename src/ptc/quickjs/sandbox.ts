@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import type { CodeFailure, CodeFailureKind } from '../types.js';
-import { formatProgramError } from './programErrors.js';
+import { formatProgramError, type DescribedThrow } from './programErrors.js';
 import { PRELUDE } from './prelude.js';
 import { StopReason, type BindingShape, type HostError, type WorkerResult } from './protocol.js';
 import { compileProgram, PROGRAM_FILE, type CompiledProgram } from './transpile.js';
@@ -60,6 +60,7 @@ export class SandboxRun {
   private compiled: CompiledProgram | undefined;
   private completion: QuickJSHandle | undefined;
   private serialize: QuickJSHandle | undefined;
+  private describe: QuickJSHandle | undefined;
 
   constructor(
     module: QuickJSWASMModule,
@@ -76,7 +77,7 @@ export class SandboxRun {
 
   start(program: string, shapes: readonly BindingShape[]): void {
     this.guarded(() => {
-      this.serialize = this.installPrelude(shapes);
+      [this.serialize, this.describe] = this.installPrelude(shapes);
       const compiled = compileProgram(program);
       if ('syntaxError' in compiled) return this.fail('exception', compiled.syntaxError);
       this.compiled = compiled;
@@ -135,7 +136,7 @@ export class SandboxRun {
     if (kind !== undefined) this.fail(kind, undefined);
   }
 
-  private installPrelude(shapes: readonly BindingShape[]): QuickJSHandle {
+  private installPrelude(shapes: readonly BindingShape[]): [serialize: QuickJSHandle, describe: QuickJSHandle] {
     const { context } = this;
     const prelude = this.own(context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js')));
     const hostCall = context.newFunction('hostCall', (global, name, json, resolve, reject) => {
@@ -155,7 +156,8 @@ export class SandboxRun {
     const shapesJson = context.newString(JSON.stringify(shapes.map((shape) => [shape.global, shape.functions])));
     const limits = [this.limits.maxValueChars, this.limits.maxLogChars].map((limit) => context.newNumber(limit));
     const args = [hostCall, hostLog, shapesJson, ...limits].map((handle) => this.own(handle));
-    return this.own(context.unwrapResult(context.callFunction(prelude, context.undefined, args)));
+    const helpers = this.own(context.unwrapResult(context.callFunction(prelude, context.undefined, args)));
+    return [this.own(context.getProp(helpers, 0)), this.own(context.getProp(helpers, 1))];
   }
 
   private log(text: string): void {
@@ -190,9 +192,10 @@ export class SandboxRun {
   private succeed(value: QuickJSHandle): void {
     const serialized = this.context.callFunction(this.serialize!, this.context.undefined, [value]);
     if (serialized.error !== undefined) {
-      const error = this.context.dump(this.own(serialized.error)) as { message?: unknown };
+      const error = this.described(this.own(serialized.error));
       if (this.stopKind() !== undefined) return this.fail(this.stopKind()!, undefined);
-      return this.fail('invalid-output', `The program's return value cannot be sent back: ${String(error?.message ?? error)}. Return plain data (objects, arrays, strings, finite numbers, booleans, null).`);
+      const reason = error !== undefined && 'message' in error ? error.message : error?.value ?? 'it could not be serialized';
+      return this.fail('invalid-output', `The program's return value cannot be sent back: ${reason}. Return plain data (objects, arrays, strings, finite numbers, booleans, null).`);
     }
     const json = this.own(serialized.value);
     const type = this.context.typeof(json);
@@ -206,13 +209,26 @@ export class SandboxRun {
   private failWith(error: QuickJSHandle): void {
     const kind = this.stopKind();
     if (kind !== undefined) return this.fail(kind, undefined);
-    const dumped: unknown = this.context.dump(error);
-    // Out of memory, QuickJS cannot allocate its error object and throws null instead. (Its memory stops
-    // growing when it cannot grow by 5% more, so a full memory can be a little short of the limit.)
-    if (dumped === null && this.memory.buffer.byteLength * 1.1 >= this.limits.memoryLimitBytes) {
+    const thrown = this.described(error);
+    // Out of memory, QuickJS cannot allocate its error object and throws null instead (and may not manage
+    // to describe anything). Its memory stops growing when it cannot grow by 5% more, so a full memory
+    // can be a little short of the limit.
+    const full = this.memory.buffer.byteLength * 1.1 >= this.limits.memoryLimitBytes;
+    if (full && (thrown === undefined || (!('message' in thrown) && thrown.value === 'null'))) {
       return this.fail('exception', `InternalError: out of memory (the program used the whole ${Math.round(this.limits.memoryLimitBytes / 2 ** 20)} MiB memory limit)`);
     }
-    this.fail('exception', formatProgramError(dumped, this.compiled));
+    this.fail('exception', formatProgramError(thrown ?? { value: '[a value that could not be described]' }, this.compiled));
+  }
+
+  /** A thrown value as the prelude describes it (capped); undefined when even that failed. */
+  private described(thrown: QuickJSHandle): DescribedThrow | undefined {
+    const result = this.context.callFunction(this.describe!, this.context.undefined, [thrown]);
+    if (result.error !== undefined) {
+      result.error.dispose();
+      return undefined;
+    }
+    const json = this.own(result.value);
+    return this.context.typeof(json) === 'string' ? (JSON.parse(this.context.getString(json)) as DescribedThrow) : undefined;
   }
 
   private fail(kind: CodeFailureKind, message: string | undefined): void {

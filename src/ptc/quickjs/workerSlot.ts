@@ -91,7 +91,7 @@ export class WorkerSlot {
     const { active } = this;
     if (active === undefined || message.runId !== active.runId) return;
     if (message.type === 'done') this.end(fromWorker(message.result));
-    else void this.callHost(active, message);
+    else this.callHost(active, message).catch(() => undefined); // it answers every failure itself
   }
 
   private async callHost(active: ActiveRun, message: Extract<FromWorker, { type: 'call' }>): Promise<void> {
@@ -161,10 +161,15 @@ function fromWorker({ json, ...result }: WorkerResult): CodeRunResult {
   }
 }
 
+/** What a host function threw, as plain strings; never throws, whatever was thrown (getters, null prototypes). */
 function toHostError(error: unknown): HostError {
-  if (error instanceof Error) {
-    const { code } = error as { code?: unknown };
-    return { name: error.name, message: error.message, code: typeof code === 'string' ? code : undefined };
+  try {
+    if (error instanceof Error) {
+      const { code } = error as { code?: unknown };
+      return { name: String(error.name), message: String(error.message), code: typeof code === 'string' ? code : undefined };
+    }
+    return { name: 'Error', message: String(error), code: undefined };
+  } catch {
+    return { name: 'Error', message: 'The host function failed with a value that cannot be described.', code: undefined };
   }
-  return { name: 'Error', message: String(error), code: undefined };
 }
