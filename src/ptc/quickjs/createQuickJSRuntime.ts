@@ -102,7 +102,8 @@ class QuickJSPool implements CodeRuntime {
   private readonly queue: Job[] = [];
   private readonly inFlight = new Set<Promise<CodeRunResult>>();
   private closed = false;
-  private spawning = 0;
+  /** Workers being started (QuickJS's wasm still compiling); close() waits for them. */
+  private readonly spawns = new Set<Promise<void>>();
 
   constructor(private readonly settings: Settings) {}
 
@@ -132,6 +133,7 @@ class QuickJSPool implements CodeRuntime {
     for (const job of this.queue.splice(0)) job.resolve(aborted('The runtime was closed before the program started.'));
     for (const slot of this.slots) slot.abort();
     await Promise.all(this.inFlight);
+    await Promise.all(this.spawns); // they see `closed` and start nothing
     await Promise.all(this.slots.splice(0).map((slot) => slot.terminate()));
   }
 
@@ -149,7 +151,8 @@ class QuickJSPool implements CodeRuntime {
     while (this.queue.length > 0 && !this.closed) {
       const slot = this.slots.find((candidate) => candidate.alive && !candidate.busy);
       if (slot === undefined) {
-        if (this.slots.length + this.spawning < this.settings.poolSize && this.spawning < this.queue.length) this.spawn();
+        const spawning = this.spawns.size;
+        if (this.slots.length + spawning < this.settings.poolSize && spawning < this.queue.length) this.spawn();
         return;
       }
       slot.start(this.queue.shift()!);
@@ -158,22 +161,22 @@ class QuickJSPool implements CodeRuntime {
 
   private spawn(): void {
     const { memoryLimitBytes, maxLogChars, maxValueChars, resourceLimits } = this.settings;
-    this.spawning++;
-    compiledQuickJS().then(
+    const spawn: Promise<void> = compiledQuickJS().then(
       (wasm) => {
-        this.spawning--;
+        this.spawns.delete(spawn);
+        if (this.closed) return;
         const slot = new WorkerSlot(workerEntry(), { wasm, memoryLimitBytes, maxLogChars, maxValueChars }, resourceLimits, () => this.pump());
-        if (this.closed) return void slot.terminate();
         this.slots.push(slot);
         this.pump();
       },
       (error: unknown) => {
-        this.spawning--;
+        this.spawns.delete(spawn);
         compiled = undefined; // try again with the next run
         const failure = { kind: 'worker-exit', message: `QuickJS could not be loaded: ${String(error)}` } as const;
         for (const job of this.queue.splice(0)) job.resolve({ logs: [], failure });
       },
     );
+    this.spawns.add(spawn);
   }
 }
 

@@ -29,7 +29,8 @@ export interface HostError {
 }
 
 export type ToWorker =
-  | { readonly type: 'run'; readonly runId: number; readonly program: string; readonly bindings: readonly BindingShape[]; readonly deadline: number }
+  /** The time limit starts when the worker starts the run, so a worker's boot is not billed to the program. */
+  | { readonly type: 'run'; readonly runId: number; readonly program: string; readonly bindings: readonly BindingShape[]; readonly timeoutMs: number }
   | { readonly type: 'settle'; readonly runId: number; readonly callId: number; readonly json: string }
   | { readonly type: 'fail'; readonly runId: number; readonly callId: number; readonly error: HostError }
   /** Ends a run that is waiting on host calls (a CPU-bound one sees the stop slot instead). */
@@ -37,6 +38,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { readonly type: 'call'; readonly runId: number; readonly callId: number; readonly global: string; readonly name: string; readonly json: string }
+  /** The worker has an interpreter ready and starts the program now: its time limit runs from here. */
+  | { readonly type: 'started'; readonly runId: number }
   | { readonly type: 'done'; readonly runId: number; readonly result: WorkerResult };
 
 /**

@@ -35,14 +35,20 @@ export function compileProgram(source: string): CompiledProgram | { readonly syn
     return { syntaxError: describeSyntaxError(error) };
   }
   const map = new TraceMap(output.sourceMap as ConstructorParameters<typeof TraceMap>[0]);
-  const lines = countLines(source);
+  const sourceLines = source.split('\n');
+  const generatedLines = output.code.split('\n');
+  const lines = sourceLines.length;
   const original = (line: number, column: number) => {
     if (line < 1 || line > lines) return undefined; // the closing of the wrapper
     const generated = line === 1 ? column - 1 - OPENING.length : column - 1;
     const segment = generated < 0 ? undefined : traceSegment(map, line - 1, generated);
     if (segment === null || segment === undefined || segment.length < 4) return { line, column: Math.max(1, generated + 1) };
     const [segmentColumn, , sourceLine = line - 1, sourceColumn = segmentColumn] = segment;
-    return { line: sourceLine + 1, column: sourceColumn + (generated - segmentColumn) + 1 };
+    let at = sourceColumn + (generated - segmentColumn);
+    // sucrase maps the token after a removed non-null assertion (`a!.b`) onto the `!`: step past it.
+    const text = sourceLines[sourceLine] ?? '';
+    while (text[at] === '!' && generatedLines[line - 1]?.[generated] !== '!') at++;
+    return { line: sourceLine + 1, column: at + 1 };
   };
   return { code: OPENING + output.code + CLOSING, original };
 }
@@ -54,10 +60,4 @@ function describeSyntaxError(error: unknown): string {
   const position = /\s*\((\d+):(\d+)\)$/.exec(text);
   if (position === null) return `SyntaxError: ${text}`;
   return `SyntaxError: ${text.slice(0, position.index)}\n    at line ${position[1]}, column ${position[2]}`;
-}
-
-function countLines(text: string): number {
-  let lines = 1;
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++;
-  return lines;
 }

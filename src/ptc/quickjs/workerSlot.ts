@@ -4,6 +4,8 @@ import { StopReason, type FromWorker, type HostError, type ToWorker, type Worker
 
 /** How long a run that was told to stop may take to answer before its worker is terminated. */
 const STOP_GRACE_MS = 200;
+/** The same for a run whose worker has not started it yet (still booting, or preparing an interpreter). */
+const BOOT_GRACE_MS = 5_000;
 
 /** A run handed to a worker, and where its result goes. */
 export interface Job {
@@ -18,6 +20,10 @@ interface ActiveRun {
   /** Aborts when the run ends: host functions still running see it. */
   readonly hostCalls: AbortController;
   readonly onAbort: () => void;
+  /** The worker started the program: its time limit runs. */
+  started: boolean;
+  /** Why the run was told to stop, once it was. */
+  halted: StopReason | undefined;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -65,13 +71,15 @@ export class WorkerSlot {
       job,
       hostCalls: new AbortController(),
       onAbort: () => this.halt(StopReason.abort),
-      timer: setTimeout(() => this.halt(StopReason.timeout), timeoutMs),
+      started: false,
+      halted: undefined,
+      timer: undefined, // armed when the worker starts the program
     };
     this.active = active;
     request.signal?.addEventListener('abort', active.onAbort, { once: true });
     this.worker.ref();
     const bindings = request.bindings.map(({ global, functions }) => ({ global, functions: Object.keys(functions) }));
-    this.post({ type: 'run', runId, program: request.program, bindings, deadline: Date.now() + timeoutMs });
+    this.post({ type: 'run', runId, program: request.program, bindings, timeoutMs });
     if (request.signal?.aborted === true) this.halt(StopReason.abort);
   }
 
@@ -91,6 +99,7 @@ export class WorkerSlot {
     const { active } = this;
     if (active === undefined || message.runId !== active.runId) return;
     if (message.type === 'done') this.end(fromWorker(message.result));
+    else if (message.type === 'started') this.started(active);
     else this.callHost(active, message).catch(() => undefined); // it answers every failure itself
   }
 
@@ -110,22 +119,34 @@ export class WorkerSlot {
     if (this.active === active) this.post(answer);
   }
 
+  /** The worker started the program: its time limit runs from now (or its stop grace, if it was told to stop). */
+  private started(active: ActiveRun): void {
+    active.started = true;
+    if (active.halted !== undefined) this.armGrace(active, STOP_GRACE_MS);
+    else active.timer = setTimeout(() => this.halt(StopReason.timeout), active.job.timeoutMs);
+  }
+
   /** Asks the worker to stop the run; terminates it if it does not answer within the grace period. */
   private halt(reason: StopReason): void {
     const { active } = this;
     if (active === undefined || Atomics.compareExchange(this.stopSlot, 0, StopReason.none, reason) !== StopReason.none) return;
+    active.halted = reason;
     this.post({ type: 'stop', runId: active.runId });
+    this.armGrace(active, active.started ? STOP_GRACE_MS : BOOT_GRACE_MS);
+  }
+
+  private armGrace(active: ActiveRun, graceMs: number): void {
     clearTimeout(active.timer);
     active.timer = setTimeout(() => {
-      const kind: CodeFailureKind = reason === StopReason.timeout ? 'timeout' : 'abort';
-      const message = reason === StopReason.timeout
+      const timedOut = active.halted === StopReason.timeout;
+      const message = timedOut
         ? `The program ran past its time limit of ${active.job.timeoutMs} ms and was stopped.`
         : 'The program was cancelled before it finished.';
       // What it printed is lost with the worker.
       this.alive = false;
-      this.end({ logs: [], failure: { kind, message } });
+      this.end({ logs: [], failure: { kind: timedOut ? 'timeout' : 'abort', message } });
       void this.worker.terminate();
-    }, STOP_GRACE_MS);
+    }, graceMs);
   }
 
   private died(why: string): void {

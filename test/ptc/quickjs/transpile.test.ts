@@ -42,6 +42,16 @@ describe('compileProgram', () => {
     expectMarkersMapped(source, ['marker1', 'marker2', 'marker3']);
   });
 
+  it('maps positions just after a non-null assertion onto the token, not the removed `!`', () => {
+    const source = 'const a: any = { b: {} };\nreturn a!.x + a.b!.c!.d;';
+    const program = compiled(source);
+    const generatedLine = program.code.split('\n')[1]!;
+    // QuickJS reports a member access at its `.`: each maps to the `.` after the `!` in the source.
+    const dots = [...generatedLine.matchAll(/\./g)].map((match) => match.index + 1);
+    const expected = [...'return a!.x + a.b!.c!.d;'.matchAll(/\./g)].map((match) => ({ line: 2, column: match.index + 1 }));
+    expect(dots.map((column) => program.original(2, column))).toEqual(expected);
+  });
+
   it('maps positions after interfaces and types spanning lines, and enums', () => {
     const source = [
       'interface Foo {',
