@@ -214,6 +214,7 @@ export class CallPool implements BodySink {
 
   /** Keep an aborted body's slot until it settles, at most `abortGraceMs`. */
   private holdForGrace(record: CallRecord): void {
+    record.run!.clearTimer(); // a cancelled body's own timeout, still armed, would outlive it
     const grace = this.settings.abortGraceMs;
     if (grace === 0) this.release(record);
     else if (grace !== Infinity) record.run!.timer = this.settings.scheduler.schedule(this.onGraceOver, grace, record);

@@ -354,6 +354,24 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
     expect(ran.map((r) => r.args)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
   });
 
+  it('leaves no timer behind: a sub-call cancelled when the program returns drops its timeout', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    const slow = defineTool({
+      name: 'slow',
+      description: 's',
+      input: z.object({}),
+      mode: 'parallel',
+      timeoutMs: 60_000,
+      execute: (_args, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    });
+    const pipeline = createPipeline({ tools: [slow, runCodeTool({ runtime })] });
+    await pipeline.run([call('return 0')]); // warm: the runtime's own timers come and go
+    const before = timers();
+    const [result] = await pipeline.run([call(`tools.slow({}); tools.slow({}); tools.slow({}); await null; return 'early'`)]);
+    expect(output(result).value).toBe('early');
+    expect(timers()).toBe(before);
+  });
+
   it('calls that arrive after the program was cancelled are answered and logged, never left pending', async () => {
     const { tool } = recorder();
     const pipeline = createPipeline({ tools: [tool('read', 'parallel', 1), runCodeTool({ runtime })], defaultTimeoutMs: 150 });
