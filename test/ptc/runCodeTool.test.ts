@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { asyncScheduler, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -355,7 +356,22 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
   });
 
   it('leaves no timer behind: a sub-call cancelled when the program returns drops its timeout', async () => {
-    const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    // The pipeline's timers (timeouts, grace periods) all go through its scheduler: count the live ones.
+    let live = 0;
+    const counting: SchedulerLike = {
+      now: () => asyncScheduler.now(),
+      schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
+        live++;
+        let ended = false;
+        const end = () => void (ended || ((ended = true), live--));
+        const subscription = asyncScheduler.schedule<T>(function (value) {
+          end();
+          work.call(this, value);
+        }, delay, state);
+        subscription.add(end);
+        return subscription;
+      },
+    };
     const slow = defineTool({
       name: 'slow',
       description: 's',
@@ -364,12 +380,11 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
       timeoutMs: 60_000,
       execute: (_args, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
     });
-    const pipeline = createPipeline({ tools: [slow, runCodeTool({ runtime })] });
-    await pipeline.run([call('return 0')]); // warm: the runtime's own timers come and go
-    const before = timers();
+    const pipeline = createPipeline({ tools: [slow, runCodeTool({ runtime })], scheduler: counting });
     const [result] = await pipeline.run([call(`tools.slow({}); tools.slow({}); tools.slow({}); await null; return 'early'`)]);
     expect(output(result).value).toBe('early');
-    expect(timers()).toBe(before);
+    expect(output(result).subCalls.map((sub) => sub.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    expect(live).toBe(0);
   });
 
   it('calls that arrive after the program was cancelled are answered and logged, never left pending', async () => {
