@@ -50,6 +50,28 @@ function recorder() {
   return { ran, tool, peak: () => peak };
 }
 
+/** A tool that runs until its signal aborts; `started` resolves when its body began, `aborted()` tells whether it saw the abort. */
+function hangingTool() {
+  let aborted = false;
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const tool = defineTool({
+    name: 'hang',
+    description: 'never ends by itself',
+    input: z.object({}),
+    mode: 'parallel',
+    execute: (_args, { signal }) =>
+      new Promise((_resolve, reject) => {
+        markStarted();
+        signal.addEventListener('abort', () => {
+          aborted = true;
+          reject(signal.reason);
+        });
+      }),
+  });
+  return { tool, started, aborted: () => aborted };
+}
+
 const call = (program: string, id = 'c1') => ({ id, name: 'run_code', args: { program } });
 
 function output(result: ToolResult | undefined): ProgramOutput {
@@ -268,32 +290,16 @@ describe('runCodeTool: results, failures and cancellation', () => {
   });
 
   it('cancelling the outer call aborts the program and its running sub-calls', async () => {
-    let aborted = false;
-    let started!: () => void;
-    const startedOnce = new Promise<void>((resolve) => (started = resolve));
-    const hang = defineTool({
-      name: 'hang',
-      description: 'never ends by itself',
-      input: z.object({}),
-      mode: 'parallel',
-      execute: (_args, { signal }) =>
-        new Promise((_resolve, reject) => {
-          started();
-          signal.addEventListener('abort', () => {
-            aborted = true;
-            reject(signal.reason);
-          });
-        }),
-    });
-    const pipeline = createPipeline({ tools: [hang, runCodeTool({ runtime })] });
+    const hang = hangingTool();
+    const pipeline = createPipeline({ tools: [hang.tool, runCodeTool({ runtime })] });
     const controller = new AbortController();
     const results = pipeline.run([call(`await tools.hang({}); return 'finished'`)], { signal: controller.signal });
-    await startedOnce;
+    await hang.started;
     const t0 = performance.now();
     controller.abort();
     const [result] = await results;
     expect(result?.status).toBe('cancelled');
-    expect(aborted).toBe(true);
+    expect(hang.aborted()).toBe(true);
     expect(performance.now() - t0).toBeLessThan(2_000);
     // The runtime is healthy afterwards.
     const [next] = await createPipeline({ tools: [runCodeTool({ runtime })] }).run([call('return 1 + 1')]);
@@ -403,30 +409,21 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
   });
 
   it('a runtime that rejects still gets its program\'s sub-calls cancelled', async () => {
-    let aborted = false;
-    let started!: () => void;
-    const startedOnce = new Promise<void>((resolve) => (started = resolve));
-    const hang = defineTool({
-      name: 'hang',
-      description: 'h',
-      input: z.object({}),
-      mode: 'parallel',
-      execute: (_args, { signal }) => new Promise((_resolve, reject) => (started(), signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason))))),
-    });
+    const hang = hangingTool();
     const broken = {
       language: 'javascript',
       isolation: 'none',
       close: async () => undefined,
       run: async (request: { bindings: readonly { functions: Readonly<Record<string, (args: unknown, signal: AbortSignal) => unknown>> }[] }) => {
         void (request.bindings[0]!.functions['hang']!({}, new AbortController().signal) as Promise<unknown>).catch(() => undefined);
-        await startedOnce;
+        await hang.started;
         throw new Error('sandbox crashed');
       },
     };
-    const pipeline = createPipeline({ tools: [hang, runCodeTool({ runtime: broken as never })] });
+    const pipeline = createPipeline({ tools: [hang.tool, runCodeTool({ runtime: broken as never })] });
     const [result] = await pipeline.run([call('ignored')]);
     expect(result?.content).toContain('The code runtime failed: sandbox crashed');
-    expect(aborted).toBe(true);
+    expect(hang.aborted()).toBe(true);
     expect((result?.error as { cause?: ProgramError }).cause?.subCalls.map((sub) => sub.status)).toEqual(['cancelled']);
   });
 });
