@@ -49,3 +49,11 @@ export type FromWorker =
 export interface WorkerResult extends Omit<CodeRunResult, 'value'> {
   readonly json?: string;
 }
+
+/** The failure message of a program stopped at its time limit, whichever side stopped it. */
+export function timeoutMessage(timeoutMs: number): string {
+  return `The program ran past its time limit of ${timeoutMs} ms and was stopped. Do less per program, or make fewer tool calls one after another.`;
+}
+
+/** The failure message of a program whose signal aborted (or whose runtime closed) before it finished. */
+export const ABORTED_MESSAGE = 'The program was cancelled before it finished.';

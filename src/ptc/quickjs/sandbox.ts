@@ -2,7 +2,7 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule }
 import type { CodeFailure, CodeFailureKind } from '../types.js';
 import { formatProgramError, type DescribedThrow } from './programErrors.js';
 import { PRELUDE } from './prelude.js';
-import { StopReason, type BindingShape, type HostError, type WorkerResult } from './protocol.js';
+import { ABORTED_MESSAGE, StopReason, timeoutMessage, type BindingShape, type HostError, type WorkerResult } from './protocol.js';
 import { compileProgram, PROGRAM_FILE, type CompiledProgram } from './transpile.js';
 
 /** QuickJS's own stack limit: above about 256 KiB a deep recursion overflows the host's stack first. */
@@ -61,13 +61,16 @@ export class SandboxRun {
   private completion: QuickJSHandle | undefined;
   private serialize: QuickJSHandle | undefined;
   private describe: QuickJSHandle | undefined;
+  private readonly deadline: number;
 
   constructor(
     module: QuickJSWASMModule,
     private readonly limits: SandboxLimits,
     private readonly host: SandboxHost,
-    private readonly deadline: number,
+    /** The program's time limit, in milliseconds from now. */
+    private readonly timeoutMs: number,
   ) {
+    this.deadline = Date.now() + timeoutMs;
     this.memory = module.getWasmMemory();
     this.runtime = module.newRuntime();
     this.runtime.setMaxStackSize(MAX_STACK_BYTES);
@@ -277,9 +280,9 @@ export class SandboxRun {
       case 'output-limit':
         return `The program's console output passed the limit of ${this.limits.maxLogChars} characters and it was stopped. Print less, or return the data instead.`;
       case 'abort':
-        return 'The program was cancelled before it finished.';
+        return ABORTED_MESSAGE;
       default:
-        return 'The program ran out of time and was stopped. Do less per program, or make fewer tool calls one after another.';
+        return timeoutMessage(this.timeoutMs);
     }
   }
 

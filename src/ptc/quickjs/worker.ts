@@ -42,7 +42,7 @@ function prepare(): Promise<QuickJSWASMModule> {
 function warmUp(module: QuickJSWASMModule): boolean {
   try {
     const idle = { call: () => undefined, stopReason: () => StopReason.none, done: () => undefined };
-    const run = new SandboxRun(module, setup, idle, Date.now() + 60_000);
+    const run = new SandboxRun(module, setup, idle, 60_000);
     run.start('const x: number = 1; return { x }', [{ global: 'tools', functions: ['f'] }]);
     return run.release();
   } catch {
@@ -63,7 +63,6 @@ async function start(message: Extract<ToWorker, { type: 'run' }>): Promise<void>
     return;
   }
   post({ type: 'started', runId });
-  const deadline = Date.now() + message.timeoutMs;
   const run = new SandboxRun(module, setup, {
     call: (callId, global, name, json) => post({ type: 'call', runId, callId, global, name, json }),
     stopReason: () => Atomics.load(stopSlot, 0) as StopReason,
@@ -74,7 +73,7 @@ async function start(message: Extract<ToWorker, { type: 'run' }>): Promise<void>
       const reusable = run.release() && module.getWasmMemory().buffer.byteLength <= REUSE_MAX_BYTES;
       spare = reusable ? Promise.resolve(module) : prepare();
     },
-  }, deadline);
+  }, message.timeoutMs);
   current = { runId, run };
   run.start(message.program, message.bindings);
 }

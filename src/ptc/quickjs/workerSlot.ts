@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { CodeFailureKind, CodeRunRequest, CodeRunResult } from '../types.js';
-import { StopReason, type FromWorker, type HostError, type ToWorker, type WorkerResult, type WorkerSetup } from './protocol.js';
+import { ABORTED_MESSAGE, StopReason, timeoutMessage, type FromWorker, type HostError, type ToWorker, type WorkerResult, type WorkerSetup } from './protocol.js';
 
 /** How long a run that was told to stop may take to answer before its worker is terminated. */
 const STOP_GRACE_MS = 200;
@@ -139,9 +139,7 @@ export class WorkerSlot {
     clearTimeout(active.timer);
     active.timer = setTimeout(() => {
       const timedOut = active.halted === StopReason.timeout;
-      const message = timedOut
-        ? `The program ran past its time limit of ${active.job.timeoutMs} ms and was stopped.`
-        : 'The program was cancelled before it finished.';
+      const message = timedOut ? timeoutMessage(active.job.timeoutMs) : ABORTED_MESSAGE;
       // What it printed is lost with the worker.
       this.alive = false;
       this.end({ logs: [], failure: { kind: timedOut ? 'timeout' : 'abort', message } });
