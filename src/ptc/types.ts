@@ -6,6 +6,11 @@
  * - `'worker-exit'`: the thread running it died (for example out of host memory); a fresh one replaces it.
  * - `'invalid-output'`: its completion value has no JSON form (a function, a BigInt, a cycle, `NaN`…).
  * - `'output-limit'`: its console output, or its value, passed the runtime's size limit.
+ *
+ * @example
+ * ```ts
+ * const retryable = (kind: CodeFailureKind) => kind === 'worker-exit' || kind === 'timeout';
+ * ```
  */
 export type CodeFailureKind = 'exception' | 'timeout' | 'abort' | 'worker-exit' | 'invalid-output' | 'output-limit';
 
