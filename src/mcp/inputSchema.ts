@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { $ZodType } from 'zod/v4/core';
+import { isObject } from '../internal/validate.js';
 
 /** A JSON Schema object as an MCP server lists it. */
 export type JsonSchemaObject = Readonly<Record<string, unknown>>;
@@ -161,9 +162,9 @@ class Relaxer {
       case '$ref':
         return typeof value === 'string' && this.localRef(value) !== undefined;
       case 'enum':
-        return !Array.isArray(value) || !value.some(isStructured);
+        return !Array.isArray(value) || !value.some(isObject);
       case 'const':
-        return !isStructured(value);
+        return !isObject(value);
       case 'pattern':
         return typeof value !== 'string' || compiles(value);
       case 'type':
@@ -206,10 +207,6 @@ function compiles(pattern: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isStructured(value: unknown): boolean {
-  return typeof value === 'object' && value !== null;
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {

@@ -1,3 +1,5 @@
+import { isObject } from '../internal/validate.js';
+
 /**
  * An MCP result's content blocks as text for the model, one block per line group:
  * - `text` as it is;
@@ -18,10 +20,10 @@ export function renderContent(blocks: readonly unknown[]): string {
 }
 
 function renderBlock(block: unknown): string {
-  if (typeof block !== 'object' || block === null) return `[${describe(block)}]`;
-  const { type } = block as { type?: unknown };
+  if (!isObject(block)) return `[${describe(block)}]`;
+  const { type } = block;
   const field = (name: string): string | undefined => {
-    const value = (block as Record<string, unknown>)[name];
+    const value = block[name];
     return typeof value === 'string' ? value : undefined;
   };
   switch (type) {
@@ -31,9 +33,9 @@ function renderBlock(block: unknown): string {
     case 'audio':
       return `[${type} ${field('mimeType') ?? 'unknown type'}]`;
     case 'resource': {
-      const resource = (block as { resource?: unknown }).resource;
-      if (typeof resource !== 'object' || resource === null) return '[resource]';
-      const { uri, text, mimeType } = resource as { uri?: unknown; text?: unknown; mimeType?: unknown };
+      const { resource } = block;
+      if (!isObject(resource)) return '[resource]';
+      const { uri, text, mimeType } = resource;
       const name = typeof uri === 'string' ? uri : 'without uri';
       if (typeof text === 'string') return `[resource ${name}]\n${text}`;
       return `[resource ${name} ${typeof mimeType === 'string' ? mimeType : 'binary'}]`;
