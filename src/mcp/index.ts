@@ -12,6 +12,7 @@
  *
  * @packageDocumentation
  */
-export { mcpTools, mcpToolOf, McpToolError } from './mcpTools.js';
-export type { McpClient, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './mcpTools.js';
+export { mcpTools, mcpToolOf } from './mcpTools.js';
+export { McpToolError } from './types.js';
+export type { McpClient, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './types.js';
 export { renderContent } from './renderContent.js';

@@ -8,9 +8,6 @@ import { compileInputSchema } from './inputSchema.js';
 import { renderContent } from './renderContent.js';
 import { McpToolError, type McpClient, type McpSkipReason, type McpTool, type McpToolNotice, type McpToolsOptions } from './types.js';
 
-export { McpToolError } from './types.js';
-export type { McpClient, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './types.js';
-
 /** The most pages of `tools/list` followed: a server that never stops paginating cannot hang the caller. */
 const MAX_PAGES = 1000;
 const NAME_PATTERN = /^[A-Za-z0-9_.:-]*$/;
