@@ -47,8 +47,7 @@ import { spawnSync } from 'node:child_process';
 import { from, Observable } from 'rxjs';
 import { z } from 'zod';
 import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../src/index.js';
-import { collectGarbage, fmt, printHeader } from './common.js';
-import { mulberry32 } from './common.js';
+import { collectGarbage, fmt, mulberry32, printHeader } from './common.js';
 
 const CONCURRENCY = 10;
 const EXCLUSIVE_SHARE = 0.2;
@@ -61,7 +60,6 @@ const SOURCE = process.env['LOAD_SOURCE'] === 'burst' ? 'burst' : 'stream';
 const TARGET_PEAK_MB = 150;
 const TARGET_GROWTH = 1.2;
 const RESULT_TAG = 'LOAD_RESULT ';
-
 
 // ---------------------------------------------------------------------------------------------------
 // Tools: {parallel, exclusive} × {sync no-op, async no-op, promise chain, setImmediate}

@@ -21,14 +21,12 @@
  */
 import { z } from 'zod';
 import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../src/index.js';
-import { collectGarbage, fmt, printHeader } from './common.js';
-import { mulberry32 } from './common.js';
+import { collectGarbage, fmt, mulberry32, printHeader } from './common.js';
 
 const CALLS = 200;
 const CONCURRENCY = 10;
 const EXCLUSIVE_SHARE = 0.2;
 const SEEDS = (process.env['BENCH_SEEDS'] ?? '1,2,3').split(',').map(Number);
-
 
 /** Sleeps `ms` with setTimeout; rejects with the signal's reason if it aborts first. */
 function sleep(ms: number, signal: AbortSignal): Promise<number> {

@@ -10,7 +10,6 @@ import { mulberry32 } from '../bench/common.js';
 const N = 50_000;
 const CONCURRENCY = 10;
 
-
 /** Bodies that track how many run at once, to check the pool's bounds under load as well. */
 function makeTools() {
   const stats = { running: 0, maxRunning: 0, exclusiveOverlaps: 0, exclusiveRunning: false };
