@@ -72,13 +72,10 @@ export class SchemaRenderer {
   /** `type … = …;` for every reference met, including those met while rendering the others. */
   aliasDeclarations(): string[] {
     const declarations: string[] = [];
-    const done = new Set<string>();
-    for (let pending = [...this.aliases]; pending.length > 0; pending = [...this.aliases].filter(([ref]) => !done.has(ref))) {
-      for (const [ref, name] of pending) {
-        done.add(ref);
-        const body = this.render(this.resolve(ref), 0, { depth: 0, guarded: false, inlining: new Set([ref]) });
-        declarations.push(`type ${name} = ${body.text};`);
-      }
+    // A Map's iterator also visits the entries added while it runs: the references met in these bodies.
+    for (const [ref, name] of this.aliases) {
+      const body = this.render(this.resolve(ref), 0, { depth: 0, guarded: false, inlining: new Set([ref]) });
+      declarations.push(`type ${name} = ${body.text};`);
     }
     return declarations;
   }
