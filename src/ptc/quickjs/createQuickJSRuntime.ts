@@ -203,7 +203,7 @@ function workerEntry(): ConstructorParameters<typeof WorkerSlot>[0] {
   if (here.endsWith('.ts')) {
     const register = createRequire(here).resolve('tsx/cjs/api');
     const file = fileURLToPath(new URL('./worker.ts', here));
-    return { code: `require(${JSON.stringify(register)}).register(); require(${JSON.stringify(file)});`, eval: true };
+    return { code: `require(${JSON.stringify(register)}).register(); require(${JSON.stringify(file)});` };
   }
-  return { url: new URL(here.endsWith('.cjs') ? './quickjs-worker.cjs' : './quickjs-worker.js', here), eval: false };
+  return { url: new URL(here.endsWith('.cjs') ? './quickjs-worker.cjs' : './quickjs-worker.js', here) };
 }

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { CodeFailureKind, CodeRunRequest, CodeRunResult } from '../types.js';
 import { ABORTED_MESSAGE, StopReason, timeoutMessage, type FromWorker, type HostError, type ToWorker, type WorkerResult, type WorkerSetup } from './protocol.js';
 
@@ -41,9 +41,10 @@ export class WorkerSlot {
   alive = true;
 
   constructor(
-    entry: { readonly url: URL; readonly eval: boolean } | { readonly code: string; readonly eval: true },
+    /** The worker's script: a file, or source code to evaluate. */
+    entry: { readonly url: URL } | { readonly code: string },
     setup: Omit<WorkerSetup, 'stop'>,
-    resourceLimits: import('node:worker_threads').ResourceLimits | undefined,
+    resourceLimits: ResourceLimits | undefined,
     private readonly onIdle: (slot: WorkerSlot) => void,
   ) {
     const stop = new SharedArrayBuffer(4);
