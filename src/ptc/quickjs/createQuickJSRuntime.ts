@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { ConfigError } from '../../errors.js';
-import { isPositiveDuration } from '../../internal/validate.js';
+import { isPositiveDuration, MAX_TIMER_MS } from '../../internal/validate.js';
 import type { CodeRunRequest, CodeRunResult, CodeRuntime } from '../types.js';
 import { checkRequest } from './checkRequest.js';
 import { WorkerSlot, type Job } from './workerSlot.js';
@@ -76,7 +76,7 @@ export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeR
     poolSize = 2,
     resourceLimits,
   } = options;
-  if (!isPositiveDuration(timeoutMs)) fail('timeoutMs', '1 to 2147483647 milliseconds', timeoutMs);
+  if (!isPositiveDuration(timeoutMs)) fail('timeoutMs', `1 to ${MAX_TIMER_MS} milliseconds`, timeoutMs);
   if (!Number.isInteger(memoryLimitBytes) || memoryLimitBytes < 32 * MiB || memoryLimitBytes > 2048 * MiB) {
     fail('memoryLimitBytes', 'an integer from 32 MiB to 2 GiB', memoryLimitBytes);
   }
