@@ -88,13 +88,9 @@ export function fromAISDKStream(
       if (!subscriber.closed) subscriber.next(call);
     });
     const source = new SourceReader(parts, {
+      // A part that cannot be read (a throwing getter) fails the source: SourceReader calls `error`.
       next: (part) => {
-        let failure: { readonly error: unknown } | undefined;
-        try {
-          failure = reader.push(part);
-        } catch (error) {
-          failure = { error }; // a part that cannot be read (a throwing getter): the source is broken
-        }
+        const failure = reader.push(part);
         if (failure !== undefined) {
           reader.close('stream_error');
           subscriber.error(failure.error);
