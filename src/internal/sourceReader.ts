@@ -62,10 +62,11 @@ export interface SourceReaderOptions {
 export class SourceReader<T> {
   #state: 'idle' | 'reading' | 'detached' | 'stopped' = 'idle';
   #subscription: Subscription | undefined;
-  /** Tells an async iterable `return()` or a stream's reader `cancel()`, once it is being read. */
+  /**
+   * Tells an async iterable `return()` or a stream's reader `cancel()`, while it is being read; cleared
+   * once it ended or failed (there is nothing to tell then), or was stopped or detached.
+   */
   #cancel: (() => unknown) | undefined;
-  /** The async iterable or stream ended or failed: there is nothing to tell `return()` / `cancel()`. */
-  #finished = false;
 
   constructor(
     private readonly source: Source<T>,
@@ -112,26 +113,24 @@ export class SourceReader<T> {
       }
     } catch (error) {
       // A locked stream, or an iterable that throws: the source has failed before it started.
-      this.#finished = true;
       handlers.error(error);
       return;
     }
     this.#pull(pull).catch((error: unknown) => {
       // `handlers.error` itself threw: deliver that failure once more rather than leave it unhandled.
-      this.#finished = true;
+      this.#cancel = undefined;
       if (this.#isReading()) handlers.error(error);
     });
   }
 
   /** The adapter's teardown: stops reading and tells the source to stop (see the class doc). */
   stop(): void {
-    const wasReading = this.#state === 'reading';
     if (this.#state === 'stopped' || this.#state === 'detached') return;
     this.#state = 'stopped';
     this.#release();
     const cancel = this.#cancel;
     this.#cancel = undefined;
-    if (!wasReading || cancel === undefined || this.#finished) return;
+    if (cancel === undefined) return; // never read, an Observable, or already ended or failed
     if (this.options.stopSynchronously === true) {
       try {
         Promise.resolve(cancel()).catch(() => undefined);
@@ -176,13 +175,13 @@ export class SourceReader<T> {
         try {
           step = await pull();
         } catch (error) {
-          this.#finished = true; // the source itself failed: there is nothing left to tell it
+          this.#cancel = undefined; // the source itself failed: there is nothing left to tell it
           throw error;
         }
         if (this.#isStopped()) return;
         if (this.#state === 'detached') return; // pull no more: the source may carry what others read next
         if (step.done === true) {
-          this.#finished = true;
+          this.#cancel = undefined;
           if (this.#isReading()) this.handlers.complete();
           return;
         }
