@@ -3,6 +3,7 @@ import type { TextStreamPart, ToolSet } from 'ai';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
+import { isObject } from '../../internal/validate.js';
 
 /**
  * A part of an AI SDK stream, as `fromAISDKStream` accepts it: any object with a `type`. Every
@@ -126,7 +127,7 @@ class ToolCallReader {
 
   /** Reads one part; returns the error when it is an `error` part. */
   push(raw: AISDKStreamPart): { readonly error: unknown } | undefined {
-    if (typeof raw !== 'object' || raw === null) return undefined;
+    if (!isObject(raw)) return undefined;
     const part = raw as Part;
     switch (part.type) {
       case 'tool-input-start':

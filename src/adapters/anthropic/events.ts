@@ -2,6 +2,7 @@ import type { BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { ErrorResponse } from '@anthropic-ai/sdk/resources/shared';
 import type { Observable } from 'rxjs';
+import { isObject } from '../../internal/validate.js';
 
 /**
  * A `ping` keep-alive, sent anywhere in an Anthropic stream. The official SDK drops pings before
@@ -91,8 +92,8 @@ export class AnthropicStreamError extends Error {
 
 function describeErrorEvent(event: AnthropicErrorEvent): string {
   const error: unknown = (event as { error?: unknown }).error;
-  if (typeof error !== 'object' || error === null) return 'an error event without details';
-  const { type, message } = error as { type?: unknown; message?: unknown };
+  if (!isObject(error)) return 'an error event without details';
+  const { type, message } = error;
   const parts = [type, message].filter((part): part is string => typeof part === 'string' && part !== '');
   return parts.length > 0 ? parts.join(': ') : 'an error event without details';
 }

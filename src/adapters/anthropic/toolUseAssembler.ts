@@ -101,11 +101,10 @@ export class ToolUseAssembler {
   }
 
   #start(index: unknown, block: unknown): void {
-    if (typeof index !== 'number' || typeof block !== 'object' || block === null) return;
-    const fields = block as Record<string, unknown>;
+    if (typeof index !== 'number' || !isObject(block)) return;
     // Only `tool_use` blocks are ours to run. `server_tool_use` (web search, code execution, …) and
     // `mcp_tool_use` run on Anthropic's side; text, thinking and result blocks carry no call.
-    if (fields['type'] !== 'tool_use') return;
+    if (block['type'] !== 'tool_use') return;
     // Two starts for one index without a stop in between: the stream is broken; the first is cut off.
     const previous = this.#open.get(index);
     if (previous !== undefined) {
@@ -115,21 +114,20 @@ export class ToolUseAssembler {
     this.#open.set(index, {
       // Passed on as sent even when not strings: the pipeline's intake answers a malformed call with an
       // `invalid_call` result rather than this adapter dropping it.
-      id: fields['id'] as string,
-      name: fields['name'] as string,
-      startInput: fields['input'],
+      id: block['id'] as string,
+      name: block['name'] as string,
+      startInput: block['input'],
       text: '',
       streamed: false,
     });
   }
 
   #delta(index: unknown, delta: unknown): void {
-    if (typeof index !== 'number' || typeof delta !== 'object' || delta === null) return;
+    if (typeof index !== 'number' || !isObject(delta)) return;
     const block = this.#open.get(index);
     if (block === undefined) return;
-    const fields = delta as Record<string, unknown>;
-    const fragment = fields['partial_json'];
-    if (fields['type'] !== 'input_json_delta' || typeof fragment !== 'string') return;
+    const fragment = delta['partial_json'];
+    if (delta['type'] !== 'input_json_delta' || typeof fragment !== 'string') return;
     block.text += fragment;
     block.streamed = true;
   }

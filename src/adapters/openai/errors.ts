@@ -1,4 +1,5 @@
 import type { ResponseErrorEvent, ResponseFailedEvent } from 'openai/resources/responses/responses';
+import { isObject } from '../../internal/validate.js';
 
 /**
  * The error `fromOpenAIResponsesStream` fails with when the stream itself reports a failure: an
@@ -35,8 +36,8 @@ export class OpenAIResponsesStreamError extends Error {
 
 function describeFailure(event: ResponseErrorEvent | ResponseFailedEvent): { code: string | null; message: string } {
   const source: unknown = event.type === 'error' ? event : (event.response as { error?: unknown } | undefined)?.error;
-  if (typeof source !== 'object' || source === null) return { code: null, message: 'no details given' };
-  const { code, message } = source as { code?: unknown; message?: unknown };
+  if (!isObject(source)) return { code: null, message: 'no details given' };
+  const { code, message } = source;
   return {
     code: typeof code === 'string' ? code : null,
     message: typeof message === 'string' && message !== '' ? message : 'no details given',
