@@ -1,6 +1,6 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { StageScope } from './concurrentStage.js';
-import type { WaterfallFailure } from './waterfall.js';
+import type { WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
 
 /**
  * Bounds one call's policy chain: its `signal` (what the policies see) aborts when the stage stops
@@ -16,11 +16,13 @@ export class ChainDeadline {
   private readonly unlisten: () => void;
   /** Settles the race early; set while it runs. */
   private settleEarly: ((failure: WaterfallFailure) => void) | undefined = undefined;
-  private pending: ReadonlySet<number> = new Set();
-  private names: readonly string[] = [];
+  /** The positions (in `names`) of the chain's policies still running, most recent last: the chain keeps it. */
+  readonly pending = new Set<number>();
 
   constructor(
     scope: StageScope,
+    /** The chain's policy names (two policies may share one), to blame the most recent pending one. */
+    private readonly names: readonly string[],
     private readonly ms: number | undefined,
     private readonly scheduler: SchedulerLike,
   ) {
@@ -36,18 +38,12 @@ export class ChainDeadline {
   }
 
   /**
-   * Settles with `chain`, or with a failure blaming the most recent pending policy (`pending` holds
-   * positions in `names`: two policies may share a name) when stopped.
+   * Settles with `chain` (run with `pending` as its pending set), or when stopped with the decision
+   * `folder` has folded so far and a failure blaming the most recent pending policy.
    */
-  race<T>(
-    chain: Promise<T>,
-    pending: ReadonlySet<number>,
-    names: readonly string[],
-    failed: (failure: WaterfallFailure) => T,
-  ): Promise<T> {
-    this.pending = pending;
-    this.names = names;
-    return new Promise<T>((resolve) => {
+  race<D>(chain: Promise<WaterfallOutcome<D>>, folder: WaterfallFold<D>): Promise<WaterfallOutcome<D>> {
+    const failed = (failure: WaterfallFailure): WaterfallOutcome<D> => ({ decision: folder.current(), failure });
+    return new Promise<WaterfallOutcome<D>>((resolve) => {
       this.settleEarly = (failure) => resolve(failed(failure));
       if (this.stopped !== undefined) this.stop('was stopped: the run ended', this.stopped.reason);
       else if (this.ms !== undefined) {

@@ -10,6 +10,12 @@ export interface WaterfallFailure {
   readonly cause: unknown;
 }
 
+/** How a chain ended: its folded decision, and why it failed closed if it did. */
+export interface WaterfallOutcome<D> {
+  readonly decision: D;
+  readonly failure: WaterfallFailure | undefined;
+}
+
 /** How one stage folds the decisions of its chain, for one call. */
 export interface WaterfallFold<D> {
   /**
@@ -49,10 +55,10 @@ export async function runWaterfall<Ctx, D>(
   folder: WaterfallFold<D>,
   stage: 'pre' | 'post',
   /** The positions of the policies still running, most recent last (to blame one on a timeout). */
-  pending: Set<number> = new Set(),
+  pending: Set<number>,
   /** Told when policy `i` hands over to the rest of the chain (calls `next()`). */
-  onNext: (i: number) => void = () => undefined,
-): Promise<{ readonly decision: D; readonly failure: WaterfallFailure | undefined }> {
+  onNext?: (i: number) => void,
+): Promise<WaterfallOutcome<D>> {
   let failure: WaterfallFailure | undefined;
   const fail = (policy: string, message: string, cause: unknown) => {
     failure ??= { policy, message, cause };
@@ -66,7 +72,7 @@ export async function runWaterfall<Ctx, D>(
       if (downstream !== undefined) {
         return Promise.reject(new Error(`next() called twice in ${stage}-execute policy "${name}"`));
       }
-      onNext(i);
+      onNext?.(i);
       downstream = dispatch(i + 1);
       return downstream;
     };

@@ -51,11 +51,10 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
   const judge = async (record: CallRecord, scope: StageScope, startedAt: number): Promise<void> => {
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const deadline = new ChainDeadline(scope, policyTimeoutMs, scheduler);
+    const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, scheduler);
     const view = new PostView(record, call, folder, deadline);
-    const pending = new Set<number>();
-    const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', pending);
-    const { failure } = await deadline.race(chain, pending, postNames, (timedOut) => ({ decision: folder.current(), failure: timedOut }));
+    const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', deadline.pending);
+    const { failure } = await deadline.race(chain, folder);
     const wasOk = record.status === 'ok';
     if (failure !== undefined) {
       record.addTrace({ stage: 'post', event: 'failed', policy: failure.policy, message: failure.message });

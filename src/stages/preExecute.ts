@@ -43,12 +43,11 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     record.input = parseArguments(record.rawArgs); // parsed once already by intake, so it parses
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const deadline = new ChainDeadline(scope, policyTimeoutMs, scheduler);
+    const deadline = new ChainDeadline(scope, preNames, policyTimeoutMs, scheduler);
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
-    const pending = new Set<number>();
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
-    const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', pending, (i) => contexts[i]!.seal());
-    const { decision, failure } = await deadline.race(chain, pending, preNames, (timedOut) => ({ decision: folder.current(), failure: timedOut }));
+    const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', deadline.pending, (i) => contexts[i]!.seal());
+    const { decision, failure } = await deadline.race(chain, folder);
     for (const context of contexts) context.seal(); // a policy still running after the chain settled changes nothing
     if (failure === undefined) {
       record.decision = decision.decision;
