@@ -4,6 +4,7 @@ import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
+import { allowsEveryCall } from './preExecute.js';
 
 /**
  * The guard stage: enforces the decision pre-execute folded for each call. Nothing that is not allowed
@@ -26,7 +27,7 @@ import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/c
  * ```
  */
 export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
-  if (settings.pre.length === 0 && settings.defaultDecision === 'allow') return identity;
+  if (allowsEveryCall(settings)) return identity;
   const { approve, approvalTimeoutMs, scheduler } = settings;
 
   const enforce = (record: CallRecord, scope: StageScope): void | Promise<void> => {

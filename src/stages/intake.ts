@@ -11,6 +11,7 @@ import { describeError, describeValue } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { parseArguments } from '../internal/parseArguments.js';
 import { RecentIds } from '../internal/recentIds.js';
+import { allowsEveryCall } from './preExecute.js';
 
 /** How many recent ids duplicate detection remembers per subscription (memory stays bounded). */
 const DUPLICATE_WINDOW = 10_000;
@@ -43,7 +44,7 @@ export function intake(settings: PipelineSettings): OperatorFunction<unknown, Ca
   const visible = restrictions === undefined ? [...tools.values()] : restrictions.filter([...tools.values()]);
   const available = Object.freeze(visible.map((tool) => tool.name));
   // Without policies the decision of every admitted call is known now: the pre stage is the identity.
-  const admittedAs = settings.pre.length === 0 && settings.defaultDecision === 'allow' ? 'allow' : undefined;
+  const admittedAs = allowsEveryCall(settings) ? 'allow' : undefined;
   return (source) =>
     defer(() => {
       let index = 0;

@@ -34,8 +34,8 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
  * ```
  */
 export function preExecute(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
+  if (allowsEveryCall(settings)) return identity;
   const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
-  if (pre.length === 0 && defaultDecision === 'allow') return identity;
 
   const decide = async (record: CallRecord, scope: StageScope): Promise<void> => {
     if (batch.cancellation !== undefined) return record.cancel(batch.cancellation); // no policy runs for a cancelled batch
@@ -81,6 +81,14 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     isExclusiveCall,
     batch.signal,
   );
+}
+
+/**
+ * No pre-execute policy and `defaultDecision: 'allow'`: every admitted call is allowed as it arrives, so
+ * the pre-execute and guard stages are the identity (and intake records the decision itself).
+ */
+export function allowsEveryCall(settings: PipelineSettings): boolean {
+  return settings.pre.length === 0 && settings.defaultDecision === 'allow';
 }
 
 /** Thrown by `rewriteArgs` when the schema rejects the new arguments. */
