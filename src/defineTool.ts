@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
 import { ConfigError } from './errors.js';
-import { isPositiveDuration } from './internal/validate.js';
+import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 
 /**
  * How a tool may overlap with others.
@@ -135,7 +135,7 @@ export function defineTool<Input extends $ZodType, Output>(
   if (!isSchema(input)) fail('input', 'a zod 4 schema', input);
   if (mode !== 'parallel' && mode !== 'exclusive') fail('mode', '"parallel" or "exclusive"', mode);
   if (timeoutMs !== undefined && !isPositiveDuration(timeoutMs)) {
-    fail('timeoutMs', '1 to 2147483647 milliseconds (Node\'s longest timer)', timeoutMs);
+    fail('timeoutMs', `1 to ${MAX_TIMER_MS} milliseconds (Node's longest timer)`, timeoutMs);
   }
   if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') {
     fail('onError', '"cancel-rest" or "continue"', onError);
