@@ -2,12 +2,7 @@ import { from, interval, map, Observable, Subject, take } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ConfigError, createPipeline, defineTool, executeTools, SourceError, type ToolCall, type ToolContext } from '../src/index.js';
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
-  });
+import { sleep } from './faults/helpers.js';
 
 const wait = defineTool({
   name: 'wait',
