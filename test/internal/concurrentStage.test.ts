@@ -13,6 +13,8 @@ const record = (letter: string, index: number): CallRecord => {
   return r;
 };
 const isBarrier = (r: CallRecord) => r.tool!.mode === 'exclusive';
+/** Work that is done after `frames` virtual frames. */
+const after = (frames: number) => ({ then: (done: () => void) => void timer(frames).subscribe(() => done()) }) as unknown as PromiseLike<void>;
 
 describe('concurrentStage (barrier-preserving concurrent work)', () => {
   let scheduler: TestScheduler;
@@ -24,8 +26,7 @@ describe('concurrentStage (barrier-preserving concurrent work)', () => {
     concurrentStage(
       (r) => {
         const frames = delays[r.id] ?? 0;
-        if (frames === 0) return undefined;
-        return { then: (done: () => void) => void timer(frames).subscribe(() => done()) } as unknown as PromiseLike<void>;
+        return frames === 0 ? undefined : after(frames);
       },
       isBarrier,
       undefined,
@@ -89,7 +90,7 @@ describe('concurrentStage (barrier-preserving concurrent work)', () => {
       const op = concurrentStage(
         (_r, scope) => {
           signal = scope.signal;
-          return { then: (done: () => void) => void timer(5).subscribe(() => done()) } as unknown as PromiseLike<void>;
+          return after(5);
         },
         isBarrier,
         undefined,
