@@ -10,3 +10,8 @@ export function isPositiveDuration(value: unknown): value is number {
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
+
+/** A non-null object that is not an array: a JSON object (a schema, a map of schemas). */
+export function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { $ZodType } from 'zod/v4/core';
-import { isObject } from '../internal/validate.js';
+import { isObject, isRecord } from '../internal/validate.js';
 
 /** A JSON Schema object as an MCP server lists it. */
 export type JsonSchemaObject = Readonly<Record<string, unknown>>;
@@ -207,10 +207,6 @@ function compiles(pattern: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function withoutKey(schema: JsonSchemaObject, key: string): Record<string, unknown> {

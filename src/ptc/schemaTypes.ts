@@ -3,6 +3,7 @@
  * its references as aliases. Whatever TypeScript cannot say becomes `unknown` (it only widens), and no
  * schema can make it loop or explode (a depth cap and a node budget).
  */
+import { isRecord } from '../internal/validate.js';
 
 /** A rendered type, with how tightly its text binds (to know when it needs parentheses). */
 interface Rendered {
@@ -48,7 +49,6 @@ const NEVER: Rendered = { text: 'never', kind: 'primary' };
  * means `string | number`); anything else treats it as `unknown`.
  */
 const CYCLE: Rendered = { text: 'unknown', kind: 'primary' };
-
 
 /** Renders one tool's JSON Schema; references within it become aliases named after the tool. */
 export class SchemaRenderer {
@@ -302,8 +302,4 @@ function unescapePointer(segment: string): string {
 /** TypeScript, unlike JavaScript, ends a string literal at U+2028 and U+2029. */
 function escapeLineSeparators(text: string): string {
   return text.replace(/[\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
