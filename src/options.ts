@@ -1,7 +1,7 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AnyTool, OnError } from './defineTool.js';
 import { ConfigError } from './errors.js';
-import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
+import { isCount, isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 import type { Approver, Decision, PostPolicy, PrePolicy } from './policy/types.js';
 import type { ToolResult } from './toolResult.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
@@ -177,10 +177,10 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     if (byName.has(tool.name)) return fail(`tools[${i}].name`, 'unique among the tools', tool.name);
     byName.set(tool.name, tool);
   });
-  if (!(concurrency === Infinity || (Number.isInteger(concurrency) && concurrency >= 1))) {
+  if (!isCount(concurrency, 1)) {
     fail('concurrency', 'a positive integer or Infinity', concurrency);
   }
-  if (!(maxPending === Infinity || (Number.isInteger(maxPending) && maxPending >= 1))) {
+  if (!isCount(maxPending, 1)) {
     fail('maxPending', 'a positive integer or Infinity', maxPending);
   }
   if (onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
@@ -275,7 +275,7 @@ function checkBudget(option: string, budget: RetentionBudget, fail: Fail): void 
   // Items may be 0 (count them all, keep none); a text budget of 0 would leave only the note.
   for (const [key, least] of [['maxItems', 0], ['maxChars', 1], ['maxLines', 1]] as const) {
     const limit = budget[key];
-    if (limit !== undefined && !(limit === Infinity || (Number.isInteger(limit) && limit >= least))) {
+    if (limit !== undefined && !isCount(limit, least)) {
       fail(`${option}.${key}`, least === 0 ? 'a non-negative integer or Infinity' : 'a positive integer or Infinity', limit);
     }
   }

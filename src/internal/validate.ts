@@ -6,6 +6,11 @@ export function isPositiveDuration(value: unknown): value is number {
   return typeof value === 'number' && value > 0 && value <= MAX_TIMER_MS;
 }
 
+/** A count limit: an integer of at least `min`, or `Infinity` for no limit. */
+export function isCount(value: unknown, min: number): value is number {
+  return value === Infinity || (Number.isInteger(value) && (value as number) >= min);
+}
+
 /** Any non-null object (arrays included), to read fields of untrusted input without a TypeError. */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;

@@ -3,6 +3,7 @@ import { defineTool, type AnyTool, type ToolMode } from '../defineTool.js';
 import { ConfigError } from '../errors.js';
 import { describeError } from '../internal/describe.js';
 import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
+import { isCount } from '../internal/validate.js';
 import { renderValue } from '../internal/renderContent.js';
 import type { PipelineSettings } from '../options.js';
 import { describeTools } from './describeTools.js';
@@ -110,7 +111,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
   const { runtime, name = 'run_code', maxParallelSubCalls = 10, mode = 'exclusive', description = DESCRIPTION } = options;
   if (typeof runtime?.run !== 'function' || typeof runtime.close !== 'function') fail('runtime', 'a CodeRuntime', runtime);
-  if (!(maxParallelSubCalls === Infinity || (Number.isInteger(maxParallelSubCalls) && maxParallelSubCalls >= 1))) {
+  if (!isCount(maxParallelSubCalls, 1)) {
     fail('maxParallelSubCalls', 'a positive integer or Infinity', maxParallelSubCalls);
   }
   if (typeof description !== 'string') fail('description', 'a string', description);

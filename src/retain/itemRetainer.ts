@@ -1,4 +1,5 @@
 import { describeValue } from '../internal/describe.js';
+import { isCount } from '../internal/validate.js';
 
 /**
  * Keeps the first `maxItems` items of a stream and counts the rest, so memory stays bounded while
@@ -40,7 +41,7 @@ export class ItemRetainer<T> {
    */
   constructor(readonly maxItems: number) {
     // Validated here, not at the first push: a bad budget is a configuration mistake, found when built.
-    if (!(maxItems === Infinity || (Number.isInteger(maxItems) && maxItems >= 0))) {
+    if (!isCount(maxItems, 0)) {
       throw new TypeError(
         `ItemRetainer: maxItems must be a non-negative integer or Infinity; received ${describeValue(maxItems)}`,
       );

@@ -1,4 +1,5 @@
 import { describeValue } from '../internal/describe.js';
+import { isCount } from '../internal/validate.js';
 
 /**
  * How much of a tool's text output the model may see; a limit left out is no limit.
@@ -143,8 +144,7 @@ function retainWithin(text: string, { maxChars, maxLines, keep }: Required<TextB
   return { text: text.slice(0, head) + note + text.slice(tail), omittedChars, omittedLines, truncated: true };
 }
 
-const isLimit = (value: unknown): value is number =>
-  value === Infinity || (Number.isInteger(value) && (value as number) > 0);
+const isLimit = (value: unknown): value is number => isCount(value, 1);
 
 /** Just past the `n`-th newline, or -1 when there are fewer. */
 function afterNewlines(text: string, n: number): number {

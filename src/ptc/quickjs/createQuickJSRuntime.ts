@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { ConfigError } from '../../errors.js';
-import { isPositiveDuration, MAX_TIMER_MS } from '../../internal/validate.js';
+import { isCount, isPositiveDuration, MAX_TIMER_MS } from '../../internal/validate.js';
 import type { CodeRunRequest, CodeRunResult, CodeRuntime } from '../types.js';
 import { checkRequest } from './checkRequest.js';
 import { WorkerSlot, type Job } from './workerSlot.js';
@@ -87,10 +87,6 @@ export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeR
     fail('resourceLimits', 'an object of worker resource limits', resourceLimits);
   }
   return new QuickJSPool({ timeoutMs, memoryLimitBytes, maxLogChars, maxValueChars, poolSize, resourceLimits });
-}
-
-function isCount(value: unknown, min: number): value is number {
-  return value === Infinity || (Number.isInteger(value) && (value as number) >= min);
 }
 
 type Settings = Required<Omit<QuickJSRuntimeOptions, 'resourceLimits'>> & { readonly resourceLimits: ResourceLimits | undefined };
