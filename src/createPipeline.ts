@@ -1,7 +1,7 @@
 import { defer, from, isObservable, Observable, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
-import { resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
+import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
 import type { ToolCall } from './toolCall.js';
 import type { ToolResult } from './toolResult.js';
 import { BatchCancel } from './internal/batchCancel.js';
@@ -95,7 +95,7 @@ export interface Pipeline {
 export function createPipeline(options: PipelineOptions): Pipeline {
   const settings = bindToPipeline(resolvePipelineOptions(options));
   const tools = Object.freeze([...settings.tools.values()]);
-  const available = Object.freeze(settings.restrictions === undefined ? tools : settings.restrictions.filter(tools));
+  const available = Object.freeze(availableTools(settings, tools));
 
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
     const signal = checkSignal(runOptions);

@@ -154,6 +154,14 @@ export interface PipelineSettings {
   readonly programBatch?: boolean;
 }
 
+/**
+ * The tools a pipeline's calls may use: `tools` (by default all of them) with the restrictions applied.
+ * Intake admits only these, `pipeline.available` offers them, and a program's `tools` holds them.
+ */
+export function availableTools(settings: PipelineSettings, tools: readonly AnyTool[] = [...settings.tools.values()]): readonly AnyTool[] {
+  return settings.restrictions === undefined ? tools : settings.restrictions.filter(tools);
+}
+
 /** Validates `options` and fills in defaults. @throws {ConfigError} naming the first bad option. */
 export function resolvePipelineOptions(options: PipelineOptions): PipelineSettings {
   const fail = (option: string, expected: string, received: unknown): never => {

@@ -5,7 +5,7 @@ import { describeError } from '../internal/describe.js';
 import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
 import { isCount } from '../internal/validate.js';
 import { renderValue } from '../internal/renderContent.js';
-import type { PipelineSettings } from '../options.js';
+import { availableTools, type PipelineSettings } from '../options.js';
 import { describeTools } from './describeTools.js';
 import { SubCalls, type SubDispatch } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
@@ -130,8 +130,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
   });
 
   const bind = (settings: PipelineSettings): AnyTool => {
-    const visible = [...settings.tools.values()].filter((tool) => !isPipelineAware(tool) && tool.name !== name);
-    const tools = settings.restrictions === undefined ? visible : settings.restrictions.filter(visible);
+    const tools = availableTools(settings).filter((tool) => !isPipelineAware(tool) && tool.name !== name);
     // Sub-calls: the same settings, their own pool, and no tool of the program (no nested programs).
     const subSettings: PipelineSettings = {
       ...settings,

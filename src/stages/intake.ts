@@ -1,7 +1,7 @@
 import { defer, map, type OperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { AnyTool } from '../defineTool.js';
-import type { PipelineSettings } from '../options.js';
+import { availableTools, type PipelineSettings } from '../options.js';
 import type { Decision } from '../policy/types.js';
 import type { RestrictionSet } from '../restrict/restrictionSet.js';
 import { IncompleteArguments } from '../incompleteArguments.js';
@@ -41,8 +41,7 @@ const LISTED_TOOLS = 30;
  */
 export function intake(settings: PipelineSettings): OperatorFunction<unknown, CallRecord> {
   const { tools, restrictions } = settings;
-  const visible = restrictions === undefined ? [...tools.values()] : restrictions.filter([...tools.values()]);
-  const available = Object.freeze(visible.map((tool) => tool.name));
+  const available = Object.freeze(availableTools(settings).map((tool) => tool.name));
   // Without policies the decision of every admitted call is known now: the pre stage is the identity.
   const admittedAs = allowsEveryCall(settings) ? 'allow' : undefined;
   return (source) =>
