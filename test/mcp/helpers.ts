@@ -3,6 +3,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { deferred, type Deferred } from '../support/deferred.js';
 import { z } from 'zod';
 
 /** A connected client, and every message its server received. */
@@ -43,18 +44,6 @@ export async function connect(server: McpServer | Server): Promise<Connection> {
       await server.close();
     },
   };
-}
-
-/** A promise with its resolver outside. */
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 /** What the `wait` tool of {@link githubServer} saw. */

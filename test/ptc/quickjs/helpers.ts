@@ -1,16 +1,8 @@
 import { expect } from 'vitest';
 import type { CodeBinding, CodeRunResult, CodeRuntime, HostFunction } from '../../../src/ptc/types.js';
+export { deferred } from '../../support/deferred.js';
 
 export const MiB = 2 ** 20;
-
-/** A promise with its resolver, for host functions the test settles itself. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
-}
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
