@@ -56,7 +56,8 @@ export class CallRecord {
     readonly index: number,
     readonly id: string,
     readonly name: string,
-    readonly rawArgs: unknown,
+    /** The arguments as sent: the JSON text, or — once intake read them — the snapshot of an object. */
+    public rawArgs: unknown,
     readonly receivedAt: number,
   ) {
     this.args = rawArgs;

@@ -36,11 +36,16 @@ export interface PreContext {
   readonly call: ToolCall;
   /** The tool it resolved to. */
   readonly tool: AnyTool;
-  /** The current arguments as the body will receive them: the schema's output (defaults, transforms). */
+  /**
+   * The current arguments as the body will receive them: the schema's output (defaults, transforms).
+   * A read-only view: deep-frozen, so writing to it throws (in strict code) and changes nothing; the
+   * only way to change the arguments is {@link PreContext.rewriteArgs}.
+   */
   readonly args: unknown;
   /**
    * The current arguments in the schema's input form: as the model sent them (JSON parsed), with the
    * rewrites of earlier policies. Rewrite from this, not from `args`: with transforms the forms differ.
+   * Deep-frozen like `args`: build the new arguments as a copy (`{ ...ctx.input, path }`).
    */
   readonly input: unknown;
   /** The call's arrival index within the subscription. */
@@ -52,7 +57,8 @@ export interface PreContext {
    * and for the body. Only before this policy calls `next()` (and while the chain runs): afterwards
    * the policies after it have decided on what they saw, so a late rewrite throws and, uncaught, fails
    * the call closed. They are validated by the tool's schema at once; a failure throws, and if the policy lets it propagate the call ends with an
-   * `invalid_rewrite` error result and never runs.
+   * `invalid_rewrite` error result and never runs. They are copied (as JSON data) and frozen when given:
+   * changing the object passed in afterwards changes nothing.
    */
   rewriteArgs(args: unknown): void;
 }
@@ -102,7 +108,7 @@ export interface PostContext {
   readonly call: ToolCall;
   /** Undefined when intake never resolved the tool (e.g. `unknown_tool`). */
   readonly tool: AnyTool | undefined;
-  /** The effective arguments. */
+  /** The effective arguments (deep-frozen when intake read them). */
   readonly args: unknown;
   readonly index: number;
   readonly status: ResultStatus;
@@ -151,7 +157,10 @@ export type ApprovalAnswer = 'allowed-once' | 'rejected';
 export interface ApprovalRequest {
   readonly call: ToolCall;
   readonly tool: AnyTool;
-  /** The effective arguments: what the body will receive if approved. */
+  /**
+   * The effective arguments: exactly what the body will receive if approved. Deep-frozen: to shorten
+   * them for a prompt, make a copy — what the human approves is what runs.
+   */
   readonly args: unknown;
   readonly index: number;
   /** The reasons the policies gave for asking. */

@@ -9,7 +9,7 @@ import type { ArgsIssue } from '../toolError.js';
 import { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
-import { parseArguments } from '../internal/parseArguments.js';
+import { deepFreeze, snapshotArgs } from '../internal/snapshot.js';
 import { RecentIds } from '../internal/recentIds.js';
 import { allowsEveryCall } from './preExecute.js';
 
@@ -28,9 +28,11 @@ const LISTED_TOOLS = 30;
  * 3. A name no tool has → `unknown_tool`, listing the available names; a tool the restriction set hides
  *    in this scope → a `denied` result with code `restricted` (and it is not listed as available).
  * 4. `args` as a string is parsed as JSON (blank means `{}`, as providers send for no arguments);
- *    invalid JSON → `invalid_json`.
+ *    anything else is copied as JSON data. Either way the pipeline owns the result, deep-frozen: the
+ *    caller changing its object after emitting the call changes nothing. Invalid JSON, or a value
+ *    without a JSON form → `invalid_json`.
  * 5. The tool's zod schema validates the arguments; failure → `invalid_args` with every issue's path,
- *    and the body receives the schema's output (defaults and transforms applied).
+ *    and the body receives the schema's output (defaults and transforms applied), deep-frozen too.
  * A record that fails is finished: no later stage runs its tool. Nothing a model sends makes this
  * stage throw. The counter and the seen ids live per subscription.
  *
@@ -116,14 +118,18 @@ function admit(
 
   let parsed: unknown;
   try {
-    parsed = parseArguments(args);
+    parsed = snapshotArgs(args);
   } catch (error) {
+    const what = typeof args === 'string' ? 'are not valid JSON' : 'are not JSON data';
     return reject(record, {
       code: 'invalid_json',
-      message: `The arguments for tool "${name}" are not valid JSON (${describeError(error)}). Send a JSON object.`,
+      message: `The arguments for tool "${name}" ${what} (${describeError(error)}). Send a JSON object.`,
     });
   }
   record.args = parsed;
+  if (typeof args !== 'string') record.rawArgs = parsed; // the caller's object is the caller's to change
+  // The input form, for policies: what the model sent, before the schema's defaults and transforms.
+  if (admittedAs === undefined) record.input = parsed;
 
   let outcome: ReturnType<typeof safeParse>;
   try {
@@ -146,7 +152,7 @@ function admit(
       issues,
     });
   }
-  record.args = outcome.data;
+  record.args = deepFreeze(outcome.data);
   record.decision = admittedAs;
   record.admittedAt = performance.now();
   return record;

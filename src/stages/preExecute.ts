@@ -10,7 +10,7 @@ import type { BatchCancel } from '../internal/batchCancel.js';
 import { ChainDeadline } from '../internal/chainDeadline.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
 import { formatIssues } from '../internal/formatIssues.js';
-import { parseArguments } from '../internal/parseArguments.js';
+import { deepFreeze, snapshotValue } from '../internal/snapshot.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
 
 /**
@@ -40,7 +40,6 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
   const decide = async (record: CallRecord, scope: StageScope): Promise<void> => {
     if (batch.cancellation !== undefined) return record.cancel(batch.cancellation); // no policy runs for a cancelled batch
     record.originalArgs = record.args;
-    record.input = parseArguments(record.rawArgs); // parsed once already by intake, so it parses
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const deadline = new ChainDeadline(scope, preNames, policyTimeoutMs, scheduler);
@@ -140,12 +139,14 @@ class PolicyContext implements PreContext {
       // Rewriting after next() would hand the body arguments no later policy saw (a sandbox bypass).
       throw new Error(`rewriteArgs() after next() in policy "${this.policy}": the policies after it already decided on the arguments`);
     }
-    const outcome = safeParse(this.record.tool!.input, args);
+    // A snapshot: the policy keeps its own object, and changing it later changes nothing here.
+    const input = snapshotValue(args);
+    const outcome = safeParse(this.record.tool!.input, input);
     if (!outcome.success) {
       throw new RewriteRejected(outcome.error.issues.map(({ path, code, message }) => ({ path, code, message })));
     }
-    this.record.input = args;
-    this.record.args = outcome.data;
+    this.record.input = input;
+    this.record.args = deepFreeze(outcome.data);
     (this.record.rewrittenBy ??= []).push(this.policy);
     this.record.addTrace({ stage: 'pre', event: 'rewrite', policy: this.policy });
   }

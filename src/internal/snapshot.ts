@@ -1,0 +1,88 @@
+/**
+ * Arguments as data the pipeline owns. A call's arguments are read once, into a deep-frozen copy, at
+ * the moment they are decided — when intake takes the call in, and when a policy rewrites them — so
+ * nothing the caller, a policy or an approver does with its own objects afterwards (the AI SDK keeps
+ * the `input` it emitted in its history; a policy may keep a reference) changes what the body runs with.
+ */
+
+/**
+ * The arguments as JSON data the pipeline owns, deep-frozen: a JSON string parsed (blank means `{}`,
+ * as providers send for tools without parameters), anything else copied the way `JSON.stringify`
+ * reads it (own enumerable string keys, `toJSON` honoured, `undefined` and functions dropped from
+ * objects, non-finite numbers as `null`).
+ *
+ * @throws {SyntaxError} for a string that is not JSON.
+ * @throws {TypeError} for a value without a JSON form (a BigInt, a cycle, a getter that throws).
+ */
+export function snapshotArgs(raw: unknown): unknown {
+  if (typeof raw === 'string') return deepFreeze(raw.trim() === '' ? {} : JSON.parse(raw));
+  return snapshotValue(raw);
+}
+
+/**
+ * A value (not JSON text: a string stays a string) copied as JSON data and deep-frozen, as
+ * {@link snapshotArgs} copies a non-string.
+ *
+ * @throws {TypeError} for a value without a JSON form.
+ */
+export function snapshotValue(value: unknown): unknown {
+  return copyJson(value, '', new Set());
+}
+
+/**
+ * Freezes `value` and every plain object and array reachable from it (descending only into those not
+ * frozen yet, so a snapshot's parts are not walked twice). Other objects — class instances a schema's
+ * transform made — are left as they are: freezing a typed array throws, and a `Map` stays mutable anyway.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) {
+    Object.freeze(value);
+    for (const item of value) deepFreeze(item);
+    return value;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
+
+/** `JSON.parse(JSON.stringify(value))`, frozen as it is built, without the text in between. */
+function copyJson(value: unknown, key: string, path: Set<object>): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'bigint':
+      throw new TypeError('a BigInt has no JSON form');
+    case 'object':
+      break;
+    default:
+      return undefined; // undefined, functions and symbols have no JSON form: dropped, or null in an array
+  }
+  if (value === null) return null;
+  const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') return copyJson(toJSON.call(value, key), key, path);
+  if (value instanceof Number || value instanceof String || value instanceof Boolean) return value.valueOf();
+  if (path.has(value)) throw new TypeError('the arguments hold a cycle');
+  path.add(value);
+  let copy: unknown[] | Record<string, unknown>;
+  if (Array.isArray(value)) {
+    copy = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) copy[i] = copyJson(value[i], String(i), path) ?? null;
+  } else {
+    copy = {};
+    for (const name of Object.keys(value)) {
+      const item = copyJson((value as Record<string, unknown>)[name], name, path);
+      if (item === undefined) continue;
+      // A key named `__proto__` is data, as JSON.parse makes it, not the prototype.
+      if (name === '__proto__') Object.defineProperty(copy, name, { value: item, enumerable: true, writable: true, configurable: true });
+      else copy[name] = item;
+    }
+  }
+  path.delete(value);
+  return Object.freeze(copy);
+}
