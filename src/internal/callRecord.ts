@@ -1,4 +1,5 @@
 import type { AnyTool } from '../defineTool.js';
+import { quote } from './describe.js';
 import type { BodyRun } from './bodyRun.js';
 import type { Decision, TraceEntry } from '../policy/types.js';
 import type { CancelReason, ToolError } from '../toolError.js';
@@ -140,8 +141,8 @@ export class CallRecord {
       reason === 'aborted'
         ? 'the run was aborted'
         : reason === 'sibling_failed'
-          ? `call "${by?.id}" (${by?.name}) failed`
-          : `call "${by?.id}" (${by?.name}) cancelled the remaining calls`;
+          ? `call ${quote(by?.id ?? '')} (${by?.name}) failed`
+          : `call ${quote(by?.id ?? '')} (${by?.name}) cancelled the remaining calls`;
     const message = this.started
       ? `Cancelled while running: ${cause}.`
       : `Not run: ${cause}. The call itself was not at fault; retry it if it is still needed.`;

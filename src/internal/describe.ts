@@ -34,3 +34,18 @@ export function describeError(error: unknown): string {
     return 'an unprintable error';
   }
 }
+
+/**
+ * Text from outside (a tool name, a call id) for a message, JSON-quoted and cut to `max` characters,
+ * with its length when cut: `"abc…" (1048576 characters)`. A model's 1 MB tool name must not become
+ * a 1 MB message back to the model.
+ */
+export function quote(text: string, max = 100): string {
+  if (text.length <= max) return JSON.stringify(text);
+  return `${JSON.stringify(`${text.slice(0, max - 1)}…`)} (${text.length} characters)`;
+}
+
+/** `text` cut to `max` characters, saying how long it was: `abc… (1048576 characters)`. */
+export function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}… (${text.length} characters)`;
+}

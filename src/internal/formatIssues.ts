@@ -1,3 +1,4 @@
+import { cut } from './describe.js';
 import type { ArgsIssue } from '../toolError.js';
 
 /** `['files', 2, 'path']` → `files[2].path`; the empty path → `(root)`. */
@@ -11,7 +12,13 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return text === '' ? '(root)' : text;
 }
 
-/** One line per issue, path first, so a model can see what to correct. */
+/** How many issues a message lists, and how long each line may be: the model sent the keys and values. */
+const LISTED_ISSUES = 20;
+const MAX_LINE_CHARS = 300;
+
+/** One line per issue, path first, so a model can see what to correct; bounded however many there are. */
 export function formatIssues(issues: readonly ArgsIssue[]): string {
-  return issues.map((issue) => `- ${formatPath(issue.path)}: ${issue.message}`).join('\n');
+  const lines = issues.slice(0, LISTED_ISSUES).map((issue) => cut(`- ${formatPath(issue.path)}: ${issue.message}`, MAX_LINE_CHARS));
+  if (issues.length > LISTED_ISSUES) lines.push(`- and ${issues.length - LISTED_ISSUES} more issues`);
+  return lines.join('\n');
 }

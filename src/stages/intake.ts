@@ -7,7 +7,7 @@ import type { RestrictionSet } from '../restrict/restrictionSet.js';
 import { IncompleteArguments } from '../incompleteArguments.js';
 import type { ArgsIssue } from '../toolError.js';
 import { CallRecord } from '../internal/callRecord.js';
-import { describeError, describeValue } from '../internal/describe.js';
+import { cut, describeError, describeValue, quote } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze, snapshotArgs } from '../internal/snapshot.js';
 import { RecentIds } from '../internal/recentIds.js';
@@ -80,7 +80,7 @@ function admit(
     });
   }
   if (!seenIds.add(id)) {
-    return reject(record, { code: 'duplicate_id', message: `Duplicate tool call id "${id}": each call needs its own id.` });
+    return reject(record, { code: 'duplicate_id', message: `Duplicate tool call id ${quote(id)}: each call needs its own id.` });
   }
 
   const tool = tools.get(name);
@@ -89,7 +89,7 @@ function admit(
     const more = available.length > LISTED_TOOLS ? ` and ${available.length - LISTED_TOOLS} more` : '';
     return reject(record, {
       code: 'unknown_tool',
-      message: `Unknown tool "${name}". Available tools: ${listed || '(none)'}${more}.`,
+      message: `Unknown tool ${quote(name)}. Available tools: ${listed || '(none)'}${more}.`,
       available,
     });
   }
@@ -111,7 +111,7 @@ function admit(
   if (args instanceof IncompleteArguments) {
     return reject(record, {
       code: 'incomplete_args',
-      message: `The arguments for tool "${name}" were cut off before they were complete (${args.reason}), so it did not run. Send the call again, with complete arguments.`,
+      message: `The arguments for tool "${name}" were cut off before they were complete (${cut(String(args.reason), 100)}), so it did not run. Send the call again, with complete arguments.`,
       reason: args.reason,
     });
   }
@@ -123,7 +123,7 @@ function admit(
     const what = typeof args === 'string' ? 'are not valid JSON' : 'are not JSON data';
     return reject(record, {
       code: 'invalid_json',
-      message: `The arguments for tool "${name}" ${what} (${describeError(error)}). Send a JSON object.`,
+      message: `The arguments for tool "${name}" ${what} (${cut(describeError(error), 200)}). Send a JSON object.`,
     });
   }
   record.args = parsed;

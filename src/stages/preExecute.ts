@@ -9,6 +9,7 @@ import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';
 import { ChainDeadline } from '../internal/chainDeadline.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
+import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze, snapshotValue } from '../internal/snapshot.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
@@ -55,8 +56,10 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     // Stopped because the batch was cancelled (cancel-rest, the run's signal): cancelled, not denied.
     if (batch.cancellation !== undefined && scope.signal.aborted) return record.cancel(batch.cancellation);
     record.addTrace({ stage: 'pre', event: 'failed', policy: failure.policy, message: failure.message });
-    if (failure.cause instanceof RewriteRejected) {
-      const { issues } = failure.cause;
+    // Not `instanceof`: a policy may throw anything, even a Proxy whose prototype lookup throws.
+    const rejected = rewriteRejections.get(failure.cause as object);
+    if (rejected !== undefined) {
+      const { issues } = rejected;
       record.fail('error', {
         code: 'invalid_rewrite',
         message: `Not run: policy "${failure.policy}" rewrote the arguments of "${record.name}" into invalid ones:\n${formatIssues(issues)}`,
@@ -76,10 +79,23 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
   };
 
   return concurrentStage(
-    (record, scope) => (record.status === undefined ? decide(record, scope) : undefined),
+    (record, scope) => (record.status === undefined ? decide(record, scope).catch((error: unknown) => stageFailed(record, error)) : undefined),
     isExclusiveCall,
     batch.signal,
   );
+}
+
+/** The stage's own machinery failed for a call (a bug, never a policy's doing): deny it, fail closed. */
+function stageFailed(record: CallRecord, error: unknown): void {
+  if (record.status !== undefined) return;
+  record.decision = 'deny';
+  record.fail('denied', {
+    code: 'policy_error',
+    message: `Denied: the pre-execute stage failed (${describeError(error)}); policies fail closed.`,
+    stage: 'pre',
+    policy: '(pre-execute)',
+    cause: error,
+  });
 }
 
 /**
@@ -95,8 +111,12 @@ class RewriteRejected extends Error {
   constructor(readonly issues: readonly ArgsIssue[]) {
     super(`the rewritten arguments fail the tool's schema:\n${formatIssues(issues)}`);
     this.name = 'RewriteRejected';
+    rewriteRejections.set(this, this);
   }
 }
+
+/** Every `RewriteRejected` made, looked up by identity (a WeakMap never runs a thrown value's traps). */
+const rewriteRejections = new WeakMap<object, RewriteRejected>();
 
 /** One policy's view of the call: `rewriteArgs` knows which policy rewrote, and refuses once sealed. */
 class PolicyContext implements PreContext {
