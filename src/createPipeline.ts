@@ -141,7 +141,7 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
         guard(settings, batch),
         executeCalls(settings, signal, batch),
         postExecute(settings, signal),
-        toResults(settings.observers),
+        toResults(settings.observers, settings.onObserverError),
       );
     });
 }

@@ -5,6 +5,7 @@ import { isCount, isPositiveDuration, MAX_TIMER_MS } from './internal/validate.j
 import type { Approver, Decision, PostPolicy, PrePolicy } from './policy/types.js';
 import type { ToolResult } from './toolResult.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
+import { warnObserverError } from './stages/result.js';
 
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.
@@ -88,11 +89,17 @@ export interface PipelineOptions {
   readonly post?: readonly PostPolicy[];
   /**
    * Told about every result as it is built (before the reorder buffer), for metrics and tracing — see
-   * `otelSpans`. An observer that throws does not disturb the pipeline; its error is reported like an
-   * unhandled error of an RxJS subscriber (`rxjs` `config.onUnhandledError`, else thrown asynchronously).
+   * `otelSpans`. An observer that throws disturbs nothing: the result is delivered all the same, and
+   * the error goes to `onObserverError`.
    * @default []
    */
   readonly observers?: readonly ((result: ToolResult) => void)[];
+  /**
+   * Told when an observer throws, with the error and the result it was observing. Whatever it does —
+   * even throwing itself — the stream goes on and the process does not crash.
+   * @default a process warning (`process.emitWarning`, type `ToolstreamObserverWarning`, code `TOOLSTREAM_OBSERVER_ERROR`)
+   */
+  readonly onObserverError?: (error: unknown, result: ToolResult) => void;
   /** Which tools this scope may call; calls to others get a `restricted` result at intake. */
   readonly restrictions?: RestrictionSet;
   /** Output budgets: `default` for every tool, `tools[name]` for one. Applied after post-execute policies. */
@@ -143,6 +150,7 @@ export interface PipelineSettings {
   readonly postNames: readonly string[];
   readonly restrictions: RestrictionSet | undefined;
   readonly observers: readonly ((result: ToolResult) => void)[];
+  readonly onObserverError: (error: unknown, result: ToolResult) => void;
   /** The budget of each tool that has one (default or its own). */
   readonly retention: ReadonlyMap<string, RetentionBudget>;
   /**
@@ -212,10 +220,12 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     restrictions,
     retention,
     observers = [],
+    onObserverError = warnObserverError,
   } = options;
   if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === 'function')) {
     fail('observers', 'an array of functions (result) => void', observers);
   }
+  if (typeof onObserverError !== 'function') fail('onObserverError', 'a function (error, result) => void', onObserverError);
   const preNames = policyNames('pre', pre, fail);
   const postNames = policyNames('post', post, fail);
   if (defaultDecision !== 'allow' && defaultDecision !== 'ask' && defaultDecision !== 'deny') {
@@ -264,6 +274,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     postNames,
     restrictions,
     observers,
+    onObserverError,
     retention: budgets,
   };
 }

@@ -1,6 +1,5 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { config } from 'rxjs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, otelSpans, type ToolResult } from '../src/index.js';
 
@@ -8,10 +7,6 @@ const ok = defineTool({ name: 'ok', description: 'ok', input: z.object({}), mode
 const bad = defineTool({ name: 'bad', description: 'bad', input: z.object({}), mode: 'parallel', onError: 'continue', execute: () => Promise.reject(new Error('nope')) });
 
 describe('observers', () => {
-  afterEach(() => {
-    config.onUnhandledError = null;
-  });
-
   it('are told about every result, each once', async () => {
     const seen: ToolResult[] = [];
     const results = await createPipeline({ tools: [ok, bad], observers: [(r) => seen.push(r)] }).run([
@@ -23,9 +18,8 @@ describe('observers', () => {
     expect(new Set(seen)).toEqual(new Set(results)); // the same frozen objects
   });
 
-  it('an observer that throws disturbs nothing; its error goes to rxjs config.onUnhandledError', async () => {
+  it('an observer that throws disturbs nothing; its error goes to onObserverError with the result', async () => {
     const reported = vi.fn();
-    config.onUnhandledError = reported;
     const results = await createPipeline({
       tools: [ok],
       observers: [
@@ -33,9 +27,41 @@ describe('observers', () => {
           throw new Error('metrics backend down');
         },
       ],
+      onObserverError: reported,
     }).run([{ id: 'a', name: 'ok', args: {} }]);
     expect(results[0]!.status).toBe('ok');
-    expect(reported).toHaveBeenCalledWith(expect.objectContaining({ message: 'metrics backend down' }));
+    expect(reported).toHaveBeenCalledWith(expect.objectContaining({ message: 'metrics backend down' }), results[0]);
+  });
+
+  it('otelSpans over a tracer whose startSpan throws loses no result and crashes nothing (default: a process warning)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => void warnings.push(warning);
+    process.on('warning', onWarning);
+    const broken = { startSpan: () => { throw new Error('exporter down'); } };
+    try {
+      const results = await createPipeline({ tools: [ok], observers: [otelSpans(broken)] }).run([
+        { id: 'a', name: 'ok', args: {} },
+        { id: 'b', name: 'ok', args: {} },
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['ok', 'ok']);
+      await new Promise((resolve) => setTimeout(resolve, 10)); // warnings are emitted on the next tick
+      expect(warnings.map((w) => [w.name, (w as Error & { code?: string }).code])).toEqual([
+        ['ToolstreamObserverWarning', 'TOOLSTREAM_OBSERVER_ERROR'],
+        ['ToolstreamObserverWarning', 'TOOLSTREAM_OBSERVER_ERROR'],
+      ]);
+      expect(warnings[0]!.message).toMatch(/call "a" \(ok\): exporter down/);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('an onObserverError that throws itself is swallowed: the stream goes on', async () => {
+    const results = await createPipeline({
+      tools: [ok],
+      observers: [() => { throw new Error('observer'); }],
+      onObserverError: () => { throw new Error('handler'); },
+    }).run([{ id: 'a', name: 'ok', args: {} }, { id: 'b', name: 'ok', args: {} }]);
+    expect(results.map((r) => r.status)).toEqual(['ok', 'ok']);
   });
 
   it('otelSpans records one span per call with the outcome, timings and an error status for failures', async () => {
@@ -60,7 +86,8 @@ describe('observers', () => {
     expect(Math.abs(toMs(fine.startTime) - Date.now())).toBeLessThan(10_000);
   });
 
-  it('observers are validated', () => {
+  it('observers and onObserverError are validated', () => {
     expect(() => createPipeline({ tools: [ok], observers: [42 as never] })).toThrow(/`observers` must be an array of functions/);
+    expect(() => createPipeline({ tools: [ok], onObserverError: 'log' as never })).toThrow(/`onObserverError` must be a function/);
   });
 });

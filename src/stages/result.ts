@@ -1,7 +1,8 @@
-import { config, map, type OperatorFunction } from 'rxjs';
+import { map, type OperatorFunction } from 'rxjs';
 import type { TraceEntry } from '../policy/types.js';
 import type { ToolResult, ToolTiming } from '../toolResult.js';
 import type { CallRecord } from '../internal/callRecord.js';
+import { describeError, quote } from '../internal/describe.js';
 import { renderRecordContent } from '../internal/renderContent.js';
 
 const NONE: readonly never[] = Object.freeze([]);
@@ -19,7 +20,10 @@ const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
  * records$.pipe(toResults()).subscribe((result) => Object.isFrozen(result)); // true
  * ```
  */
-export function toResults(observers: readonly ((result: ToolResult) => void)[] = []): OperatorFunction<CallRecord, ToolResult> {
+export function toResults(
+  observers: readonly ((result: ToolResult) => void)[] = [],
+  onObserverError: (error: unknown, result: ToolResult) => void = warnObserverError,
+): OperatorFunction<CallRecord, ToolResult> {
   if (observers.length === 0) return map(toResult);
   return map((record) => {
     const result = toResult(record);
@@ -27,21 +31,24 @@ export function toResults(observers: readonly ((result: ToolResult) => void)[] =
       try {
         observe(result);
       } catch (error) {
-        reportObserverError(error);
+        // Never into the stream, never thrown later: an observer cannot crash the process or lose a result.
+        try {
+          onObserverError(error, result);
+        } catch {
+          // the handler failed too: nothing is left to tell
+        }
       }
     }
     return result;
   });
 }
 
-/** As RxJS reports an error thrown by a subscriber callback: never into the stream. */
-function reportObserverError(error: unknown): void {
-  const { onUnhandledError } = config;
-  if (onUnhandledError) onUnhandledError(error);
-  else
-    setTimeout(() => {
-      throw error;
-    });
+/** The default `onObserverError`: a process warning, which Node prints and a listener can collect. */
+export function warnObserverError(error: unknown, result: ToolResult): void {
+  process.emitWarning(`an observer failed on the result of call ${quote(result.id)} (${result.name}): ${describeError(error)}`, {
+    type: 'ToolstreamObserverWarning',
+    code: 'TOOLSTREAM_OBSERVER_ERROR',
+  });
 }
 
 /** Builds the frozen result of one finished record. */
