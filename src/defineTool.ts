@@ -67,7 +67,11 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
   readonly input: Input;
   /** @default 'exclusive' */
   readonly mode?: ToolMode;
-  /** Abort the body and fail the call after this many milliseconds. @default the pipeline's `defaultTimeoutMs` */
+  /**
+   * Abort the body and fail the call (`timeout`) after this many milliseconds; `Infinity` for no limit
+   * (for tools that legitimately run for hours and honour their signal).
+   * @default the pipeline's `defaultTimeoutMs` (5 minutes unless set)
+   */
   readonly timeoutMs?: number;
   /** Overrides the pipeline's `onError` for failures of this tool. @default the pipeline's `onError` */
   readonly onError?: OnError;
@@ -134,8 +138,8 @@ export function defineTool<Input extends $ZodType, Output>(
   if (typeof description !== 'string') fail('description', 'a string', description);
   if (!isSchema(input)) fail('input', 'a zod 4 schema', input);
   if (mode !== 'parallel' && mode !== 'exclusive') fail('mode', '"parallel" or "exclusive"', mode);
-  if (timeoutMs !== undefined && !isPositiveDuration(timeoutMs)) {
-    fail('timeoutMs', `1 to ${MAX_TIMER_MS} milliseconds (Node's longest timer)`, timeoutMs);
+  if (timeoutMs !== undefined && timeoutMs !== Infinity && !isPositiveDuration(timeoutMs)) {
+    fail('timeoutMs', `1 to ${MAX_TIMER_MS} milliseconds (Node's longest timer), or Infinity for no limit`, timeoutMs);
   }
   if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') {
     fail('onError', '"cancel-rest" or "continue"', onError);

@@ -44,7 +44,12 @@ export interface PipelineOptions {
    * @default 1000
    */
   readonly maxPending?: number;
-  /** Time limit for tools without their own `timeoutMs`. @default no limit */
+  /**
+   * Time limit of a tool body, for tools without their own `timeoutMs`: past it the body's signal
+   * aborts and the call is answered `timeout`. `Infinity` sets no limit (then a body that never
+   * settles holds its call, and the barriers behind it, forever).
+   * @default 300000 (5 minutes)
+   */
   readonly defaultTimeoutMs?: number;
   /**
    * After a body's signal aborted (timeout, cancellation), how long its slot stays taken while the body
@@ -72,7 +77,11 @@ export interface PipelineOptions {
    * approver, `ask` denies (`approval_unavailable`).
    */
   readonly approve?: Approver;
-  /** How long an approval may take before the call is denied (`approval_timeout`). @default no limit */
+  /**
+   * How long an approval may take before the call is denied (`approval_timeout`) and the approver's
+   * signal aborts. `Infinity` sets no limit.
+   * @default 600000 (10 minutes)
+   */
   readonly approvalTimeoutMs?: number;
   /**
    * How long one call's pre-execute chain, or its post-execute chain, may take. Past it the chain fails
@@ -129,12 +138,18 @@ export interface RetentionBudget {
   readonly keep?: 'head' | 'head+tail';
 }
 
+/** `defaultTimeoutMs` unless set: a body that never settles is answered after 5 minutes. */
+export const DEFAULT_TIMEOUT_MS = 300_000;
+/** `approvalTimeoutMs` unless set: a question nobody answers denies after 10 minutes. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
+
 /** Options with defaults applied and tools indexed by name. */
 export interface PipelineSettings {
   readonly tools: ReadonlyMap<string, AnyTool>;
   readonly concurrency: number;
   readonly maxPending: number;
   readonly onError: OnError;
+  /** `undefined` for no limit. */
   readonly defaultTimeoutMs: number | undefined;
   readonly abortGraceMs: number;
   readonly scheduler: SchedulerLike;
@@ -143,6 +158,7 @@ export interface PipelineSettings {
   readonly preNames: readonly string[];
   readonly defaultDecision: Decision;
   readonly approve: Approver | undefined;
+  /** `undefined` for no limit. */
   readonly approvalTimeoutMs: number | undefined;
   /** `undefined` for no limit. */
   readonly policyTimeoutMs: number | undefined;
@@ -181,7 +197,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     concurrency = 10,
     maxPending = 1000,
     onError = 'cancel-rest',
-    defaultTimeoutMs,
+    defaultTimeoutMs = DEFAULT_TIMEOUT_MS,
     abortGraceMs = 1000,
     scheduler = asyncScheduler,
   } = options;
@@ -200,8 +216,8 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     fail('maxPending', 'a positive integer or Infinity', maxPending);
   }
   if (onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
-  if (defaultTimeoutMs !== undefined && !isPositiveDuration(defaultTimeoutMs)) {
-    fail('defaultTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds`, defaultTimeoutMs);
+  if (defaultTimeoutMs !== Infinity && !isPositiveDuration(defaultTimeoutMs)) {
+    fail('defaultTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds, or Infinity for no limit`, defaultTimeoutMs);
   }
   if (!(abortGraceMs === Infinity || abortGraceMs === 0 || isPositiveDuration(abortGraceMs))) {
     fail('abortGraceMs', `0 to ${MAX_TIMER_MS} milliseconds, or Infinity`, abortGraceMs);
@@ -215,7 +231,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     post = [],
     defaultDecision = 'allow',
     approve,
-    approvalTimeoutMs,
+    approvalTimeoutMs = DEFAULT_APPROVAL_TIMEOUT_MS,
     policyTimeoutMs = 30_000,
     restrictions,
     retention,
@@ -232,8 +248,8 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     fail('defaultDecision', '"allow", "ask" or "deny"', defaultDecision);
   }
   if (approve !== undefined && typeof approve !== 'function') fail('approve', 'a function', approve);
-  if (approvalTimeoutMs !== undefined && !isPositiveDuration(approvalTimeoutMs)) {
-    fail('approvalTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds`, approvalTimeoutMs);
+  if (approvalTimeoutMs !== Infinity && !isPositiveDuration(approvalTimeoutMs)) {
+    fail('approvalTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds, or Infinity for no limit`, approvalTimeoutMs);
   }
   if (policyTimeoutMs !== Infinity && !isPositiveDuration(policyTimeoutMs)) {
     fail('policyTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds, or Infinity for no limit`, policyTimeoutMs);
@@ -261,14 +277,14 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     concurrency,
     maxPending,
     onError,
-    defaultTimeoutMs,
+    defaultTimeoutMs: defaultTimeoutMs === Infinity ? undefined : defaultTimeoutMs,
     abortGraceMs,
     scheduler,
     pre,
     preNames,
     defaultDecision,
     approve,
-    approvalTimeoutMs,
+    approvalTimeoutMs: approvalTimeoutMs === Infinity ? undefined : approvalTimeoutMs,
     policyTimeoutMs: policyTimeoutMs === Infinity ? undefined : policyTimeoutMs,
     post,
     postNames,

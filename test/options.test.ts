@@ -22,9 +22,9 @@ describe('defineTool', () => {
     [{ ...ok, description: undefined }, /`description` must be a string; received undefined/],
     [{ ...ok, input: { parse() {} } }, /`input` must be a zod 4 schema; received an object/],
     [{ ...ok, mode: 'serial' }, /`mode` must be "parallel" or "exclusive"; received "serial"/],
-    [{ ...ok, timeoutMs: 0 }, /`timeoutMs` must be 1 to 2147483647 milliseconds \(Node's longest timer\); received 0/],
+    [{ ...ok, timeoutMs: 0 }, /`timeoutMs` must be 1 to 2147483647 milliseconds \(Node's longest timer\), or Infinity for no limit; received 0/],
     [{ ...ok, timeoutMs: 2 ** 31 }, /`timeoutMs`.*received 2147483648/], // Node would fire it after 1 ms
-    [{ ...ok, timeoutMs: Infinity }, /`timeoutMs`.*received Infinity/],
+    [{ ...ok, timeoutMs: Number.NaN }, /`timeoutMs`.*received NaN/],
     [{ ...ok, onError: 'ignore' }, /`onError` must be "cancel-rest" or "continue"/],
     [{ ...ok, execute: 'code' }, /`execute` must be a function; received "code"/],
   ])('rejects %#: %s', (definition, message) => {
@@ -43,7 +43,7 @@ describe('createPipeline options', () => {
     [{ tools: [tool], concurrency: 0 }, 'concurrency', /a positive integer or Infinity; received 0/],
     [{ tools: [tool], concurrency: 2.5 }, 'concurrency', /received 2.5/],
     [{ tools: [tool], onError: 'stop' }, 'onError', /"cancel-rest" or "continue"; received "stop"/],
-    [{ tools: [tool], defaultTimeoutMs: -1 }, 'defaultTimeoutMs', /1 to 2147483647 milliseconds; received -1/],
+    [{ tools: [tool], defaultTimeoutMs: -1 }, 'defaultTimeoutMs', /1 to 2147483647 milliseconds, or Infinity for no limit; received -1/],
     [{ tools: [tool], approvalTimeoutMs: 2 ** 31 }, 'approvalTimeoutMs', /received 2147483648/],
     [{ tools: [tool], abortGraceMs: 2 ** 40 }, 'abortGraceMs', /or Infinity; received 1099511627776/],
     [{ tools: [tool], abortGraceMs: Number.NaN }, 'abortGraceMs', /received NaN/],

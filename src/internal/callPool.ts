@@ -187,7 +187,7 @@ export class CallPool implements BodySink {
     if (exclusive) this.exclusiveRunning = true;
     record.started = true;
     record.startedAt = performance.now();
-    const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs;
+    const timeoutMs = this.timeoutOf(record);
     if (timeoutMs !== undefined) run.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
     const { retention } = this.settings;
     const maxItems = retention.size === 0 ? Infinity : (retention.get(record.tool!.name)?.maxItems ?? Infinity);
@@ -198,7 +198,7 @@ export class CallPool implements BodySink {
     const run = record.run!;
     run.timer = undefined;
     if (record.status !== undefined || this.closed) return;
-    const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs!;
+    const timeoutMs = this.timeoutOf(record)!;
     record.endedAt = performance.now();
     record.fail('error', {
       code: 'timeout',
@@ -210,6 +210,12 @@ export class CallPool implements BodySink {
     else this.holdForGrace(record);
     this.failed(record);
     this.pump();
+  }
+
+  /** The body's time limit: the tool's own, else the pipeline's; `undefined` for none. */
+  private timeoutOf(record: CallRecord): number | undefined {
+    const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs;
+    return timeoutMs === Infinity ? undefined : timeoutMs;
   }
 
   /** Keep an aborted body's slot until it settles, at most `abortGraceMs`. */

@@ -26,6 +26,9 @@ async function runBatch(s: fc.Scheduler, specs: readonly Spec[], options: Omit<P
   const pipeline = createPipeline({
     tools: monitoredTools(s, monitor),
     abortGraceMs: Infinity, // slots are freed only by bodies settling: the invariants hold exactly
+    // The specs model their own time limits (per tool); the pipeline's defaults would fire at random points.
+    defaultTimeoutMs: Infinity,
+    approvalTimeoutMs: Infinity,
     scheduler: timers,
     ...options,
   });
