@@ -162,13 +162,19 @@ export interface DeniedError {
   /** The policy whose decision made it `deny` (`'(default)'` for `defaultDecision`). */
   readonly policy: string;
   readonly reasons: readonly string[];
+  /**
+   * When: `'pre'` — the pre-execute chain denied it; `'start'` — a check the policy registered with
+   * `ctx.beforeStart` denied it immediately before its body would have started.
+   */
+  readonly stage: 'pre' | 'start';
 }
 
 /** A policy threw or returned something that is not a decision: the call fails closed. */
 export interface PolicyError {
   readonly code: 'policy_error';
   readonly message: string;
-  readonly stage: 'pre' | 'post';
+  /** The chain that failed: pre-execute, a check before the body's start, or post-execute. */
+  readonly stage: 'pre' | 'start' | 'post';
   readonly policy: string;
   readonly cause: unknown;
 }

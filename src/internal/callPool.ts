@@ -9,6 +9,7 @@ import { BodyRun } from './bodyRun.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
+import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
 
 /**
  * The state machine behind `executeCalls`, one per subscription: a bounded pool of running bodies,
@@ -183,8 +184,76 @@ export class CallPool implements BodySink {
 
   private start(record: CallRecord, exclusive: boolean): void {
     this.running.add(record);
-    const run = (record.run = new BodyRun(exclusive));
+    record.run = new BodyRun(exclusive);
     if (exclusive) this.exclusiveRunning = true;
+    const checks = record.startChecks;
+    if (checks === undefined) this.invoke(record);
+    else this.check(record, checks);
+  }
+
+  /**
+   * Repeats the policies' start checks now that the call holds its slot (approvals and barriers may
+   * have taken minutes): the body starts only if none refuses, within `policyTimeoutMs`. Cancelling the
+   * call meanwhile aborts the checks' signal; its slot is freed when they settle.
+   */
+  private check(record: CallRecord, checks: readonly StartCheckEntry[]): void {
+    const run = record.run!;
+    const controller = new AbortController();
+    run.stopBody = () => {
+      controller.abort(new DOMException('the call was cancelled before its body started', 'AbortError'));
+      return false;
+    };
+    const limit = this.settings.policyTimeoutMs;
+    if (limit !== undefined) {
+      run.timer = this.settings.scheduler.schedule(() => {
+        run.timer = undefined;
+        controller.abort(new DOMException(`start checks timed out after ${limit} ms`, 'TimeoutError'));
+        const pending = checks.map(({ policy }) => policy).join(', ');
+        this.checked(record, run, { kind: 'failed', policy: pending, message: `did not answer within ${limit} ms`, cause: undefined });
+      }, limit);
+    }
+    void runStartChecks(checks, record.args, controller.signal).then((refusal) => this.checked(record, run, refusal));
+  }
+
+  /** The start checks settled (or timed out): start the body, or answer the call without it. */
+  private checked(record: CallRecord, run: BodyRun, refusal: StartRefusal | undefined): void {
+    if (run.done || this.closed || run.stopBody === undefined) return; // released, torn down, or answered already
+    run.stopBody = undefined;
+    run.clearTimer();
+    if (record.status !== undefined) {
+      // Cancelled or aborted while checking: the body never started, so the slot is free now.
+      this.release(record);
+      this.pump();
+      return;
+    }
+    if (refusal === undefined) return this.invoke(record);
+    this.release(record);
+    record.decision = 'deny';
+    if (refusal.kind === 'deny') {
+      const { policy, reason } = refusal;
+      record.addTrace({ stage: 'start', event: 'decision', policy, decision: 'deny', reason });
+      const why = reason === undefined ? '' : `: ${reason}`;
+      const reasons = reason === undefined ? [] : [reason];
+      record.fail('denied', { code: 'denied', message: `Denied before it started, by policy "${policy}"${why}.`, policy, reasons, stage: 'start' });
+    } else {
+      const { policy, message, cause } = refusal;
+      record.addTrace({ stage: 'start', event: 'failed', policy, message });
+      record.fail('denied', {
+        code: 'policy_error',
+        message: `Denied: the start check of policy "${policy}" ${message} (policies fail closed).`,
+        stage: 'start',
+        policy,
+        cause,
+      });
+    }
+    // A denial is a decision, not a failure: it cancels nothing.
+    this.pump();
+    this.emit(record);
+  }
+
+  /** Starts the body: its time limit runs from now. */
+  private invoke(record: CallRecord): void {
+    const run = record.run!;
     record.started = true;
     record.startedAt = performance.now();
     const timeoutMs = this.timeoutOf(record);

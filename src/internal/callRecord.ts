@@ -1,6 +1,7 @@
 import type { AnyTool } from '../defineTool.js';
 import { quote } from './describe.js';
 import type { BodyRun } from './bodyRun.js';
+import type { StartCheckEntry } from './startChecks.js';
 import type { Decision, TraceEntry } from '../policy/types.js';
 import type { CancelReason, ToolError } from '../toolError.js';
 import type { ResultStatus } from '../toolResult.js';
@@ -119,6 +120,15 @@ export class CallRecord {
     this.writable.omitted = value;
   }
 
+  /** Checks to repeat immediately before the body starts (`ctx.beforeStart`), in registration order. */
+  get startChecks(): readonly StartCheckEntry[] | undefined {
+    return this.extras?.startChecks;
+  }
+
+  addStartCheck(entry: StartCheckEntry): void {
+    (this.writable.startChecks ??= []).push(entry);
+  }
+
   addTrace(entry: TraceEntry): void {
     (this.writable.trace ??= []).push(entry);
   }
@@ -170,4 +180,5 @@ class CallExtras {
   trace: TraceEntry[] | undefined = undefined;
   meta: Record<string, unknown> | undefined = undefined;
   omitted: Omitted | undefined = undefined;
+  startChecks: StartCheckEntry[] | undefined = undefined;
 }

@@ -61,7 +61,38 @@ export interface PreContext {
    * changing the object passed in afterwards changes nothing.
    */
   rewriteArgs(args: unknown): void;
+  /**
+   * Registers a check to repeat immediately before the body starts, on the arguments it will start
+   * with. Approvals, barriers and a full pool can keep a call waiting for minutes after this policy
+   * decided; what it checked (a file, a quota) may have changed meanwhile. The check runs once the call
+   * has its slot, after every approval, and only if the call is still to run; it may deny, never allow
+   * more. Registering is allowed until the chain ends (after `next()` too: it only tightens).
+   */
+  beforeStart(check: StartCheck): void;
 }
+
+/**
+ * A check a pre-execute policy registered with `ctx.beforeStart`, run immediately before the body
+ * starts: return `undefined` (or `{ decision: 'allow' }`) to let it start, `{ decision: 'deny', reason }`
+ * to deny it (a `denied` result with `stage: 'start'`). A throw, a rejection, any other answer, or no
+ * answer within `policyTimeoutMs` denies it too (`policy_error`, fail closed). The call holds its pool
+ * slot while its checks run; its `timeoutMs` starts with the body.
+ *
+ * @example
+ * ```ts
+ * const stillThere: PrePolicy = function stillThere(ctx) {
+ *   ctx.beforeStart(async (args) => ((await exists((args as { path: string }).path)) ? undefined : { decision: 'deny', reason: 'the file is gone' }));
+ *   return undefined;
+ * };
+ * ```
+ */
+export type StartCheck = (
+  args: unknown,
+  signal: AbortSignal,
+) => StartVerdict | undefined | PromiseLike<StartVerdict | undefined>;
+
+/** What a {@link StartCheck} answers: go on, or deny (with why, for the model). */
+export type StartVerdict = { readonly decision: 'allow' } | { readonly decision: 'deny'; readonly reason?: string };
 
 /**
  * A pre-execute policy: decide (`return { decision }`), delegate (`return next()`, then inspect what
@@ -177,7 +208,7 @@ export type Approver = (request: ApprovalRequest, signal: AbortSignal) => Promis
 /**
  * One event of a call's policy trace, in the order it happened: decisions as the pre-execute chain
  * unwound (innermost first), refused relaxations, argument rewrites, failures, the approver's answer,
- * and post-execute verdicts.
+ * a denial (or failure) of a check before the body's start, and post-execute verdicts.
  *
  * @example
  * ```ts
@@ -192,4 +223,6 @@ export type TraceEntry =
   | { readonly stage: 'pre' | 'post'; readonly event: 'relax_refused'; readonly policy: string; readonly from: string; readonly to: string }
   | { readonly stage: 'pre' | 'post'; readonly event: 'failed'; readonly policy: string; readonly message: string }
   | { readonly stage: 'approval'; readonly event: 'answer'; readonly answer: string }
+  | { readonly stage: 'start'; readonly event: 'decision'; readonly policy: string; readonly decision: 'deny'; readonly reason: string | undefined }
+  | { readonly stage: 'start'; readonly event: 'failed'; readonly policy: string; readonly message: string }
   | { readonly stage: 'post'; readonly event: 'accept' | 'block'; readonly policy: string };

@@ -41,7 +41,7 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
     if (decision !== 'ask') {
       // 'deny' — or no decision at all, which only a broken pre-execute stage could leave: fail closed.
       const why = reasons.length > 0 ? `: ${reasons.join('; ')}` : '';
-      record.fail('denied', { code: 'denied', message: `Denied by policy "${policy}"${why}.`, policy, reasons });
+      record.fail('denied', { code: 'denied', message: `Denied by policy "${policy}"${why}.`, policy, reasons, stage: 'pre' });
       return;
     }
     const request = Object.freeze({

@@ -1,7 +1,7 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { PipelineSettings } from '../options.js';
-import type { Decision, PreContext, PreDecision } from '../policy/types.js';
+import type { Decision, PreContext, PreDecision, StartCheck } from '../policy/types.js';
 import { MonotonicGuard } from '../policy/monotonicGuard.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ArgsIssue } from '../toolError.js';
@@ -48,7 +48,7 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
     const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', deadline.pending, (i) => contexts[i]!.seal());
     const { decision, failure } = await deadline.race(chain, folder);
-    for (const context of contexts) context.seal(); // a policy still running after the chain settled changes nothing
+    for (const context of contexts) context.end(); // a policy still running after the chain settled changes nothing
     if (failure === undefined) {
       record.decision = decision.decision;
       return;
@@ -120,7 +120,10 @@ const rewriteRejections = new WeakMap<object, RewriteRejected>();
 
 /** One policy's view of the call: `rewriteArgs` knows which policy rewrote, and refuses once sealed. */
 class PolicyContext implements PreContext {
+  /** The policy handed over (`next()`): it may no longer rewrite. */
   #sealed = false;
+  /** The chain settled: the policy may change nothing any more. */
+  #ended = false;
 
   constructor(
     private readonly record: CallRecord,
@@ -136,6 +139,18 @@ class PolicyContext implements PreContext {
   /** From now on `rewriteArgs` throws: the policies after this one already decided on the arguments. */
   seal(): void {
     this.#sealed = true;
+  }
+
+  /** The chain settled: from now on `rewriteArgs` and `beforeStart` throw. */
+  end(): void {
+    this.#sealed = true;
+    this.#ended = true;
+  }
+
+  beforeStart(check: StartCheck): void {
+    if (typeof check !== 'function') throw new TypeError(`beforeStart() in policy "${this.policy}" takes a function (args, signal) => verdict`);
+    if (this.#ended) throw new Error(`beforeStart() in policy "${this.policy}" after its chain ended: the call was already decided`);
+    this.record.addStartCheck({ policy: this.policy, check });
   }
 
   get tool() {
