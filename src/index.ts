@@ -38,6 +38,7 @@ export type {
 export { MonotonicGuard, GuardRelaxedError, stricter } from './policy/monotonicGuard.js';
 export { allowTools, askTools, denyTools } from './policy/toolPatterns.js';
 export { pathSandbox } from './policy/pathSandbox.js';
+export { DEFAULT_PATH_KEYS } from './policy/pathArguments.js';
 export type { PathSandboxOptions } from './policy/pathSandbox.js';
 export type {
   ApprovalAnswer,
@@ -50,6 +51,8 @@ export type {
   PreContext,
   PreDecision,
   PrePolicy,
+  StartCheck,
+  StartVerdict,
   TraceEntry,
 } from './policy/types.js';
 

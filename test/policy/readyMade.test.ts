@@ -416,7 +416,7 @@ describe('pathSandbox', () => {
   it('denies with "must hold paths" when a schema-permitted paths array holds a non-string', async () => {
     const result = await runOne({ pre: [pathSandbox({ root })] }, call('loose_file', { paths: ['a.txt', 42] }));
     expect(result.status).toBe('denied');
-    expect(result.error).toMatchObject({ code: 'denied', policy: sandboxName, reasons: ['"paths" must hold paths'] });
+    expect(result.error).toMatchObject({ code: 'denied', policy: sandboxName, reasons: ['"paths[1]" must hold paths'] }); // where exactly
     expect(looseBody).not.toHaveBeenCalled();
   });
 
