@@ -1,3 +1,4 @@
+import { brand } from './internal/brand.js';
 import { describeError, describeValue } from './internal/describe.js';
 import type { ToolResult } from './toolResult.js';
 
@@ -15,6 +16,10 @@ import type { ToolResult } from './toolResult.js';
  * ```
  */
 export class ConfigError extends TypeError {
+  static {
+    brand(this, 'ConfigError');
+  }
+
   readonly code = 'invalid_config' as const;
 
   constructor(
@@ -44,6 +49,10 @@ export class ConfigError extends TypeError {
  * ```
  */
 export class SourceError extends Error {
+  static {
+    brand(this, 'SourceError');
+  }
+
   readonly code = 'source_failed' as const;
 
   constructor(

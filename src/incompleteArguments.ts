@@ -1,3 +1,5 @@
+import { brand } from './internal/brand.js';
+
 /**
  * Marks a call whose arguments never arrived whole: the model's output was cut off (`max_tokens`), or
  * its stream broke midway. Stream adapters emit such a call as `{ id, name, args: new
@@ -10,6 +12,10 @@
  * ```
  */
 export class IncompleteArguments {
+  static {
+    brand(this, 'IncompleteArguments'); // recognised by the intake of another build (ESM core, CJS adapter)
+  }
+
   constructor(
     /** Why they are incomplete, e.g. `'max_tokens'` or `'stream_error'`. */
     readonly reason: string,

@@ -44,6 +44,23 @@ describe('the published package', () => {
     expect(node(['--input-type=module', '-e', esmScript]).trim()).toBe('incomplete_args');
     expect(node(['--input-type=commonjs', '-e', cjsScript]).trim()).toBe('incomplete_args');
 
+    // Both builds in one process (an ESM app, a dependency that requires the CJS build): brand checks
+    // hold across them — a call cut off in the CJS adapter is recognised by the ESM core, a CJS
+    // runCodeTool is bound by an ESM pipeline, and the ESM error classes recognise CJS errors.
+    const mixed = cutOff(`import { createRequire } from 'node:module';
+      const require = createRequire(import.meta.url);
+      const [t, zod] = await Promise.all([import('toolstream'), import('zod')]);
+      const a = require('toolstream/anthropic');
+      const cjs = require('toolstream');
+      const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });
+      const runtime = cjs.createQuickJSRuntime();
+      const [program] = await t.createPipeline({ tools: [add, cjs.runCodeTool({ runtime })] })
+        .run([{ id: '1', name: 'run_code', args: { program: 'return await tools.add({ a: 1 })' } }]);
+      await runtime.close();
+      let configError; try { cjs.createPipeline({ tools: 'none' }); } catch (e) { configError = e; }
+      console.log(program.content, configError instanceof t.ConfigError, new t.IncompleteArguments('x', '') instanceof cjs.IncompleteArguments);`);
+    expect(node(['--input-type=module', '-e', mixed]).trim().split('\n')).toEqual(['2 true true', 'incomplete_args']);
+
     // The QuickJS runtime finds its worker script and wasm beside the bundle, in both module systems.
     const program = (load: string) => `${load}
       const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });

@@ -1,8 +1,11 @@
 import type { AnyTool } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
 
-/** The key of a tool's hook for the pipeline it is registered in. */
-export const PIPELINE_HOOK: unique symbol = Symbol('toolstream.pipelineHook');
+/**
+ * The key of a tool's hook for the pipeline it is registered in. Registered (`Symbol.for`), so a
+ * `runCodeTool` from one build of toolstream (CJS) is bound by a pipeline from another (ESM).
+ */
+export const PIPELINE_HOOK: unique symbol = Symbol.for('toolstream.pipelineHook') as typeof PIPELINE_HOOK;
 
 /**
  * A tool that needs the pipeline it runs in: `run_code` dispatches its program's sub-calls through the

@@ -1,3 +1,4 @@
+import { brand } from '../internal/brand.js';
 import type { Decision } from './types.js';
 
 const STRICTNESS: Readonly<Record<Decision, number>> = { allow: 0, ask: 1, deny: 2 };
@@ -25,6 +26,10 @@ export function stricter(a: Decision, b: Decision): Decision {
  * ```
  */
 export class GuardRelaxedError extends Error {
+  static {
+    brand(this, 'GuardRelaxedError');
+  }
+
   readonly code = 'guard_relaxed' as const;
 
   constructor(

@@ -42,6 +42,20 @@ describe('messages built from what the model sent are bounded', () => {
   });
 });
 
+describe('hostile argument objects', () => {
+  it('a Proxy whose every trap throws is an invalid_json result, not a broken stream', async () => {
+    const trap = () => {
+      throw new Error('trap');
+    };
+    const args = new Proxy({}, { getPrototypeOf: trap, get: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });
+    const results = await createPipeline({ tools: [echo] }).run([
+      { id: '1', name: 'echo', args },
+      { id: '2', name: 'echo', args: { text: 'after' } },
+    ]);
+    expect(results.map((r) => r.error?.code ?? r.content)).toEqual(['invalid_json', 'after']);
+  });
+});
+
 describe('a policy that throws a hostile value is named', () => {
   it('a Proxy whose getPrototypeOf throws is a policy_error naming the policy, not a default denial', async () => {
     const hostile = new Proxy({}, {
