@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createPipeline, type PipelineOptions, type ToolCall, type ToolResult } from '../../src/index.js';
-import { BodyMonitor, callSpecs, gateApprover, gatePolicy, monitoredTools, NEVER_MS, schedulerTimers } from '../support/monitor.js';
+import { admits, BodyMonitor, callSpecs, gateApprover, gatePolicy, monitoredTools, NEVER_MS, schedulerTimers } from '../support/monitor.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -132,7 +132,7 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
     );
   });
 
-  it('1, 2, 3, 5 with policies and approvals pending concurrently: order, bounds and barriers hold; only allowed or approved bodies run', async () => {
+  it('1, 2, 3, 5 with policies, approvals and start checks pending concurrently: order, bounds and barriers hold; only allowed or approved bodies that pass their start checks run', async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), callSpecs, fc.integer({ min: 1, max: 4 }), async (s, specs, concurrency) => {
         const asked: string[] = [];
@@ -149,7 +149,7 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
         expect(monitor.maxRunning).toBeLessThanOrEqual(concurrency);
         for (const [i, spec] of specs.entries()) {
           const key = `k${i}`;
-          const admitted = spec.gate === 'allow' || spec.gate === 'ask-yes';
+          const admitted = admits(spec.gate);
           expect(monitor.started.has(key)).toBe(admitted);
           if (!admitted) expect(results[i]!.status).toBe('denied');
         }

@@ -63,8 +63,14 @@ export function schedulerTimers(s: fc.Scheduler): SchedulerLike & { readonly act
 export const OUTCOMES = ['ok', 'throw', 'sync', 'syncThrow', 'stream', 'hang'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** What the gate policy and approver do with a call (see `gatePolicy`). */
-export const GATES = ['allow', 'deny', 'ask-yes', 'ask-no'] as const;
+/**
+ * What the gate policy and approver do with a call (see `gatePolicy`); `start-*` calls are allowed
+ * with a start check that, a scheduler tick later, lets the body start or denies it.
+ */
+export const GATES = ['allow', 'deny', 'ask-yes', 'ask-no', 'start-allow', 'start-deny'] as const;
+
+/** Whether a call of this gate may reach its body. */
+export const admits = (gate: (typeof GATES)[number]): boolean => gate === 'allow' || gate === 'ask-yes' || gate === 'start-allow';
 
 export const callSpec = z.object({
   key: z.string(),
@@ -78,6 +84,13 @@ export function gatePolicy(s: fc.Scheduler): PrePolicy {
   return async function gate(ctx) {
     const { key, gate } = ctx.args as z.output<typeof callSpec>;
     await s.schedule(Promise.resolve(), `${key} policy`);
+    if (gate === 'start-allow' || gate === 'start-deny') {
+      ctx.beforeStart(async () => {
+        await s.schedule(Promise.resolve(), `${key} start check`);
+        return gate === 'start-deny' ? { decision: 'deny', reason: 'changed while waiting' } : undefined;
+      });
+      return { decision: 'allow' };
+    }
     return { decision: gate === 'allow' ? 'allow' : gate === 'deny' ? 'deny' : 'ask' };
   };
 }
