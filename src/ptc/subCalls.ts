@@ -25,7 +25,7 @@ export interface SubDispatch {
   /** The folded pre-execute decision; absent when the call never reached the policies. */
   readonly decision: Decision | undefined;
   readonly status: ResultStatus;
-  /** Why it failed, when it did. */
+  /** Why it failed, when it did: the pipeline's own error (the program, like the model, saw the result's content). */
   readonly error: { readonly code: ToolErrorCode; readonly message: string } | undefined;
   /** What the output budget dropped from what the program received, when it dropped anything. */
   readonly omitted: ToolResult['omitted'];
@@ -59,7 +59,8 @@ interface Waiting {
  *
  * A program learns no more than the model would from a direct call: it receives the result's value when
  * the model would see exactly that value's plain rendering, and otherwise the text the model would see
- * (a tool's `render`, a post-execute policy that replaced the content, a budget that cut it).
+ * (a tool's `render`, a post-execute policy that replaced the content, a budget that cut it). A failed
+ * call, whatever its status, rejects with the result's code and, as its message, that same text.
  */
 export class SubCalls {
   private readonly calls = new Subject<{ readonly id: string; readonly name: string; readonly args: unknown }>();
@@ -101,7 +102,7 @@ export class SubCalls {
           // The batch no longer takes calls in (the program ended or was cancelled): answered here.
           const message = 'Not run: the program was cancelled or had ended.';
           this.log[position] = { id, name, args, decision: undefined, status: 'cancelled', error: { code: 'cancelled', message }, omitted: undefined, durationMs: 0 };
-          reject(new SubCallError('cancelled', `${name}: ${message}`));
+          reject(new SubCallError('cancelled', message));
           return;
         }
         this.waiting.set(id, { position, resolve, reject });
@@ -136,14 +137,19 @@ export class SubCalls {
       durationMs: result.timing.durations.total,
     };
     if (result.status === 'ok') waiting.resolve(isPlainRendering(result) ? result.value : result.content);
-    else waiting.reject(new SubCallError(result.error.code, `${result.name}: ${result.error.message}`));
+    // The model's text, not `error.message`: post-execute policies and budgets may have rewritten or cut it.
+    else waiting.reject(new SubCallError(result.error.code, result.content));
   }
 }
 
-/** Whether the model would see just the value's own rendering (so handing the value over shows nothing more). */
+/**
+ * Whether the model would see just the value's own rendering, so handing the value over shows nothing
+ * more. (A streamed item without a JSON form renders as a placeholder, and would not cross as itself.)
+ */
 function isPlainRendering(result: ToolResult & { status: 'ok' }): boolean {
   try {
-    return result.content === renderValue(result.value, result.streamed);
+    if (result.content !== renderValue(result.value, result.streamed)) return false;
+    return !result.streamed || (result.value as readonly unknown[]).every((item) => typeof item === 'string' || JSON.stringify(item) !== undefined);
   } catch {
     return false;
   }
