@@ -225,7 +225,7 @@ function outcomeWorld(post: readonly string[], budget: RetentionBudget | undefin
     pre: [gate],
     post: post.map((name) => ofT(POST[name]!)),
     approve: async () => 'rejected',
-    retention: budget === undefined ? undefined : { tools: { t: budget } },
+    retention: { tools: budget === undefined ? {} : { t: budget } },
     onError: 'continue',
   });
 }
