@@ -446,10 +446,11 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
     const [next] = await pipeline.run([call('return (await tools.read({ n: 7 })).n')]);
     expect(output(next).value).toBe(7);
     // At the seam: a call made after the batch stopped taking calls in is answered at once, and logged.
-    const subCalls = new SubCalls(resolvePipelineOptions({ tools: [tool('read')] }), 'late', new AbortController().signal);
+    const limits = { maxEntries: Infinity, maxChars: Infinity };
+    const subCalls = new SubCalls(resolvePipelineOptions({ tools: [tool('read')] }), 'late', new AbortController().signal, limits);
     const log = subCalls.close();
     await expect(subCalls.functionFor('read')({ n: 1 }, new AbortController().signal)).rejects.toMatchObject({ code: 'cancelled' });
-    expect((await log).map((sub) => [sub.id, sub.status])).toEqual([['late#1', 'cancelled']]);
+    expect((await log).entries.map((sub) => [sub.id, sub.status])).toEqual([['late#1', 'cancelled']]);
   });
 
   it('a runtime that rejects still gets its program\'s sub-calls cancelled', async () => {
@@ -472,6 +473,42 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
   });
 });
 
+describe('runCodeTool: the sub-call log is bounded', () => {
+  it('holds the first maxLoggedSubCalls entries and maxLoggedChars characters of arguments, and counts the rest', async () => {
+    const { tool, ran } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime, maxLoggedSubCalls: 3, maxLoggedChars: 40 })] });
+    // {"path":"aaaaaaaaaa"} is 21 characters: the first call's arguments fit, the second's do not.
+    const [result] = await pipeline.run([call(`for (let n = 0; n < 5; n++) await tools.read({ path: 'a'.repeat(10) }); return 'done'`)]);
+    const { subCalls, subCallsOmitted } = output(result);
+    expect(ran).toHaveLength(5); // the log's bounds change what is kept, not what runs
+    expect(subCalls.map((sub) => [sub.id, sub.args, sub.argsChars])).toEqual([
+      ['c1#1', { path: 'aaaaaaaaaa' }, 21],
+      ['c1#2', undefined, 21],
+      ['c1#3', undefined, 21],
+    ]);
+    expect(subCallsOmitted).toEqual({ entries: 2, characters: 4 * 21 });
+  });
+
+  it('a failed program\'s error carries the same bounded log, and its message counts every call', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime, maxLoggedSubCalls: 2 })] });
+    const [result] = await pipeline.run([call(`for (let n = 0; n < 5; n++) await tools.read({ n }); throw new Error('stop')`)]);
+    const error = (result?.error as { cause?: ProgramError }).cause!;
+    expect(error.subCalls).toHaveLength(2);
+    expect(error.subCallsOmitted).toEqual({ entries: 3, characters: 3 * '{"n":0}'.length });
+    expect(result?.content).toContain('Before it failed it made 5 tool call(s): read (ok) ×2, and 3 more.');
+  });
+
+  it('keeps nothing with zero bounds, and still counts', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime, maxLoggedSubCalls: 0, maxLoggedChars: 0 })] });
+    const [result] = await pipeline.run([call(`await tools.read({ n: 1 }); await tools.read({ n: 2 }); throw new Error('stop')`)]);
+    const error = (result?.error as { cause?: ProgramError }).cause!;
+    expect([error.subCalls, error.subCallsOmitted]).toEqual([[], { entries: 2, characters: 14 }]);
+    expect(result?.content).toContain('Before it failed it made 2 tool call(s).');
+  });
+});
+
 describe('runCodeTool: configuration', () => {
   it('outside a pipeline it explains itself', () => {
     const tool = runCodeTool({ runtime });
@@ -483,6 +520,8 @@ describe('runCodeTool: configuration', () => {
     expect(() => runCodeTool({ runtime: {} as never })).toThrow(ConfigError);
     expect(() => runCodeTool({ runtime, maxParallelSubCalls: 0 })).toThrow(/maxParallelSubCalls/);
     expect(() => runCodeTool({ runtime, name: 'bad name' })).toThrow(ConfigError);
+    expect(() => runCodeTool({ runtime, maxLoggedSubCalls: -1 })).toThrow(/maxLoggedSubCalls/);
+    expect(() => runCodeTool({ runtime, maxLoggedChars: 0.5 })).toThrow(/maxLoggedChars/);
   });
 
   it('takes a name, and two of them in one pipeline see neither themselves nor each other', async () => {
