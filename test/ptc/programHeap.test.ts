@@ -35,17 +35,17 @@ describe('a program that re-sends huge arguments', () => {
     expect(report.results.map((result) => result.status)).toEqual(['ok', 'ok', 'ok']);
     // The documented bound: each result's log holds at most maxLoggedChars (1,000,000) characters of
     // arguments and messages and maxLoggedSubCalls (1000) entries. Three results: well under 16 MiB
-    // (measured: about 3 MiB; the old code ran out of the child's 1 GiB heap: JavaScript heap out of memory).
+    // (measured: about 3 MiB; the old code kept about 400 MB here).
     expect(report.retainedBytes).toBeLessThan(16 * MiB);
     const perCall = {
       status: 'ok',
-      // The 12 MB calls never left the interpreter; of the 200 at once, 11 fit in the 10,000,000
+      // The 12 MB calls never left the interpreter; of the 50 at once, 11 fit in the 10,000,000
       // characters that may be pending at once.
-      value: { args_too_large: 10, invalid_args: 111, pending_args_too_large: 189 },
-      logged: 111,
+      value: { args_too_large: 5, invalid_args: 41, pending_args_too_large: 39 },
+      logged: 41,
       // Of the calls that reached the pipeline, the log kept the first one's 900,033 characters of
-      // arguments and every message, and counts the 110 arguments it left out.
-      omitted: { entries: 0, characters: 110 * 900_033 },
+      // arguments and every message, and counts the 40 arguments it left out.
+      omitted: { entries: 0, characters: 40 * 900_033 },
     };
     expect(report.results).toEqual([perCall, perCall, perCall]);
   });

@@ -1,7 +1,7 @@
 /**
  * Issue 10, item 6, as reported: three `run_code` calls in one turn, each a program that re-sends one
- * 12 MB string to a tool whose schema rejects it (no body runs), then a 900 KB one a hundred times,
- * then 200 times at once.
+ * 12 MB string to a tool whose schema rejects it (no body runs), then a 900 KB one 30 times in turn
+ * and 50 times at once.
  * Run in a child process with `--expose-gc` (see ../programHeap.test.ts); prints one JSON line: what
  * each call ended with, and how much the main thread's heap grew (after GC) while holding the results.
  */
@@ -32,10 +32,10 @@ const program = `
     () => { codes.ok = (codes.ok ?? 0) + 1; },
     (e) => { codes[e.code] = (codes[e.code] ?? 0) + 1; });
   const big = 'x'.repeat(12_000_000);
-  for (let i = 0; i < 10; i++) await send(big);
+  for (let i = 0; i < 5; i++) await send(big);
   const mid = 'y'.repeat(900_000);
-  for (let i = 0; i < 100; i++) await send(mid);
-  await Promise.all(Array.from({ length: 200 }, () => send(mid)));
+  for (let i = 0; i < 30; i++) await send(mid);
+  await Promise.all(Array.from({ length: 50 }, () => send(mid)));
   return codes;`;
 
 // Warm up (the worker, the interpreter, the compiled sources), so the baseline holds all of that.
