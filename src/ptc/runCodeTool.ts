@@ -16,7 +16,7 @@ import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
  *
  * @example
  * ```ts
- * const options: RunCodeToolOptions = { runtime: createQuickJSRuntime(), maxParallelSubCalls: 4 };
+ * const options: RunCodeToolOptions = { runtime: createQuickJSRuntime(), maxParallelSubCalls: 4, maxLoggedChars: 200_000 };
  * ```
  */
 export interface RunCodeToolOptions {

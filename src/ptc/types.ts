@@ -106,7 +106,7 @@ export interface CodeRunResult {
  * size of the arguments of the calls pending at once, the number of calls pending at once, console
  * output, and the returned value (and the text of a thrown value). A call over a bound rejects inside
  * the program, its host function never called; output over a bound ends the run (`'output-limit'`).
- * Then a program's host-side footprint is bounded whatever it does. {@link createQuickJSRuntime}'s
+ * Then a program's host-side footprint is bounded whatever it does. `createQuickJSRuntime`'s
  * options name its bounds and their defaults.
  *
  * @example
