@@ -70,7 +70,7 @@ export type { JsonSchema, ToolSchema } from './adapters/toolSchemas.js';
 // Programmatic tool calling
 export { runCodeTool, ProgramError } from './ptc/runCodeTool.js';
 export type { ProgramOutput, RunCodeToolOptions } from './ptc/runCodeTool.js';
-export type { SubDispatch } from './ptc/subCalls.js';
+export type { SubCallsOmitted, SubDispatch } from './ptc/subCallLog.js';
 export { describeTools } from './ptc/describeTools.js';
 export type { DescribeToolsOptions } from './ptc/describeTools.js';
 export { createQuickJSRuntime } from './ptc/quickjs/createQuickJSRuntime.js';

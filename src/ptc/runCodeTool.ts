@@ -7,7 +7,8 @@ import { isCount } from '../internal/validate.js';
 import { renderValue } from '../internal/renderContent.js';
 import { availableTools, type PipelineSettings } from '../options.js';
 import { describeTools } from './describeTools.js';
-import { SubCalls, type SubDispatch } from './subCalls.js';
+import type { SubCallsOmitted, SubDispatch } from './subCallLog.js';
+import { SubCalls } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
 
 /**
@@ -15,7 +16,7 @@ import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
  *
  * @example
  * ```ts
- * const options: RunCodeToolOptions = { runtime: createQuickJSRuntime(), maxParallelSubCalls: 4 };
+ * const options: RunCodeToolOptions = { runtime: createQuickJSRuntime(), maxParallelSubCalls: 4, maxLoggedChars: 200_000 };
  * ```
  */
 export interface RunCodeToolOptions {
@@ -29,6 +30,18 @@ export interface RunCodeToolOptions {
   readonly mode?: ToolMode;
   /** Text that leads the tool's description, before the generated one. */
   readonly description?: string;
+  /**
+   * Sub-calls a program's log holds entries for (`ProgramOutput.subCalls`, `ProgramError.subCalls`):
+   * the first ones it made. The calls past it still run; they are counted in `subCallsOmitted`.
+   * @default 1000
+   */
+  readonly maxLoggedSubCalls?: number;
+  /**
+   * Characters of arguments (as JSON) and error messages a program's log holds, spent as the calls
+   * finish: arguments that do not fit are left out whole (`args: undefined`), a message is cut. What
+   * is left out is counted in `subCallsOmitted`. @default 1_000_000
+   */
+  readonly maxLoggedChars?: number;
 }
 
 /**
@@ -46,7 +59,10 @@ export interface ProgramOutput {
   /** What the program returned (a JSON value), `undefined` when it returned nothing. */
   readonly value: unknown;
   readonly logs: readonly string[];
+  /** The log of its tool calls, in the order it made them, within `maxLoggedSubCalls` and `maxLoggedChars`. */
   readonly subCalls: readonly SubDispatch[];
+  /** What the log left out. */
+  readonly subCallsOmitted: SubCallsOmitted;
 }
 
 /**
@@ -65,9 +81,12 @@ export class ProgramError extends Error {
   constructor(
     readonly failure: CodeFailure,
     readonly logs: readonly string[],
+    /** As {@link ProgramOutput.subCalls}. */
     readonly subCalls: readonly SubDispatch[],
+    /** As {@link ProgramOutput.subCallsOmitted}. */
+    readonly subCallsOmitted: SubCallsOmitted,
   ) {
-    super(describeFailure(failure, logs, subCalls));
+    super(describeFailure(failure, logs, subCalls, subCallsOmitted));
   }
 }
 
@@ -109,12 +128,23 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     throw new ConfigError('runCodeTool', option, expected, received);
   };
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { runtime, name = 'run_code', maxParallelSubCalls = 10, mode = 'exclusive', description = DESCRIPTION } = options;
+  const {
+    runtime,
+    name = 'run_code',
+    maxParallelSubCalls = 10,
+    mode = 'exclusive',
+    description = DESCRIPTION,
+    maxLoggedSubCalls = 1000,
+    maxLoggedChars = 1_000_000,
+  } = options;
   if (typeof runtime?.run !== 'function' || typeof runtime.close !== 'function') fail('runtime', 'a CodeRuntime', runtime);
   if (!isCount(maxParallelSubCalls, 1)) {
     fail('maxParallelSubCalls', 'a positive integer or Infinity', maxParallelSubCalls);
   }
   if (typeof description !== 'string') fail('description', 'a string', description);
+  if (!isCount(maxLoggedSubCalls, 0)) fail('maxLoggedSubCalls', 'a non-negative integer or Infinity', maxLoggedSubCalls);
+  if (!isCount(maxLoggedChars, 0)) fail('maxLoggedChars', 'a non-negative integer or Infinity', maxLoggedChars);
+  const logLimits = { maxEntries: maxLoggedSubCalls, maxChars: maxLoggedChars };
 
   const input = z.object({
     program: z.string().describe('The body of an async function in TypeScript or JavaScript; `return` the result.'),
@@ -146,7 +176,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
       mode,
       render: renderOutput,
       execute: async ({ program }, ctx): Promise<ProgramOutput> => {
-        const subCalls = new SubCalls(subSettings, ctx.callId, ctx.signal);
+        const subCalls = new SubCalls(subSettings, ctx.callId, ctx.signal, logLimits);
         const functions = Object.fromEntries(tools.map((tool) => [tool.name, subCalls.functionFor(tool.name)]));
         let result: CodeRunResult;
         try {
@@ -155,9 +185,9 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
           // A runtime should never reject (ours does not); one that does still gets its sub-calls closed.
           result = { logs: [], failure: { kind: 'worker-exit', message: `The code runtime failed: ${describeError(error)}` } };
         }
-        const log = await subCalls.close();
-        if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, log);
-        return { value: result.value, logs: result.logs, subCalls: log };
+        const { entries, omitted } = await subCalls.close();
+        if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, entries, omitted);
+        return { value: result.value, logs: result.logs, subCalls: entries, subCallsOmitted: omitted };
       },
     });
     // Still pipeline-aware: other programs leave it out, and another pipeline binds it anew.
@@ -176,10 +206,13 @@ function renderOutput(output: ProgramOutput): string {
   return output.logs.length === 0 ? value : `${value}\n\n[console output]\n${output.logs.join('\n')}`;
 }
 
-function describeFailure(failure: CodeFailure, logs: readonly string[], subCalls: readonly SubDispatch[]): string {
+function describeFailure(failure: CodeFailure, logs: readonly string[], subCalls: readonly SubDispatch[], omitted: SubCallsOmitted): string {
   const parts = [`The program failed (${failure.kind}): ${failure.message}`];
-  if (subCalls.length > 0) {
-    parts.push(`Before it failed it made ${subCalls.length} tool call(s): ${summarize(subCalls)}.`);
+  const made = subCalls.length + omitted.entries;
+  if (made > 0) {
+    // The summary covers the logged calls; the model is told how many more there were.
+    const summary = subCalls.length === 0 ? '' : `: ${summarize(subCalls)}${omitted.entries > 0 ? `, and ${omitted.entries} more` : ''}`;
+    parts.push(`Before it failed it made ${made} tool call(s)${summary}.`);
   }
   if (logs.length > 0) parts.push(`[console output]\n${logs.join('\n')}`);
   return parts.join('\n\n');

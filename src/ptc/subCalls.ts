@@ -2,36 +2,10 @@ import { Subject, type Subscription } from 'rxjs';
 import { runStages } from '../createPipeline.js';
 import { renderValue } from '../internal/renderContent.js';
 import type { PipelineSettings } from '../options.js';
-import type { Decision } from '../policy/types.js';
 import type { ToolErrorCode } from '../toolError.js';
-import type { ResultStatus, ToolResult } from '../toolResult.js';
+import type { ToolResult } from '../toolResult.js';
+import { SubCallLog, type LoggedSubCalls, type SubCallLogLimits } from './subCallLog.js';
 import type { HostFunction } from './types.js';
-
-/**
- * One tool call a program made, as logged for reconstruction (the program saw its value, or its error
- * as a `ToolCallError`).
- *
- * @example
- * ```ts
- * for (const sub of output.subCalls) console.log(sub.name, sub.status, sub.decision, `${sub.durationMs} ms`);
- * ```
- */
-export interface SubDispatch {
-  /** `<outer call id>#<n>`, n counting from 1 in the order the program made its calls. */
-  readonly id: string;
-  readonly name: string;
-  /** The arguments it ran with (after policy rewrites), or as sent when it never got that far. */
-  readonly args: unknown;
-  /** The folded pre-execute decision; absent when the call never reached the policies. */
-  readonly decision: Decision | undefined;
-  readonly status: ResultStatus;
-  /** Why it failed, when it did. */
-  readonly error: { readonly code: ToolErrorCode; readonly message: string } | undefined;
-  /** What the output budget dropped from what the program received, when it dropped anything. */
-  readonly omitted: ToolResult['omitted'];
-  /** From the call entering the pipeline to its result. */
-  readonly durationMs: number;
-}
 
 /** What a failed sub-call rejects with; inside the program it is a `ToolCallError` with this code. */
 class SubCallError extends Error {
@@ -59,13 +33,14 @@ interface Waiting {
  *
  * A program learns no more than the model would from a direct call: it receives the result's value when
  * the model would see exactly that value's plain rendering, and otherwise the text the model would see
- * (a tool's `render`, a post-execute policy that replaced the content, a budget that cut it).
+ * (a tool's `render`, a post-execute policy that replaced the content, a budget that cut it). A failed
+ * call, whatever its status, rejects with the result's code and, as its message, that same text.
  */
 export class SubCalls {
   private readonly calls = new Subject<{ readonly id: string; readonly name: string; readonly args: unknown }>();
   private readonly stop = new AbortController();
   private readonly waiting = new Map<string, Waiting>();
-  private readonly log: SubDispatch[] = [];
+  private readonly log: SubCallLog;
   private readonly subscription: Subscription;
   private readonly drained: Promise<void>;
   private count = 0;
@@ -74,7 +49,9 @@ export class SubCalls {
     settings: PipelineSettings,
     private readonly parentId: string,
     parentSignal: AbortSignal,
+    limits: SubCallLogLimits,
   ) {
+    this.log = new SubCallLog(limits);
     const onAbort = () => this.stop.abort(parentSignal.reason);
     parentSignal.addEventListener('abort', onAbort, { once: true });
     if (parentSignal.aborted) onAbort();
@@ -100,8 +77,8 @@ export class SubCalls {
         if (this.stop.signal.aborted) {
           // The batch no longer takes calls in (the program ended or was cancelled): answered here.
           const message = 'Not run: the program was cancelled or had ended.';
-          this.log[position] = { id, name, args, decision: undefined, status: 'cancelled', error: { code: 'cancelled', message }, omitted: undefined, durationMs: 0 };
-          reject(new SubCallError('cancelled', `${name}: ${message}`));
+          this.log.add(position, { id, name, args, decision: undefined, status: 'cancelled', error: { code: 'cancelled', message }, omitted: undefined, durationMs: 0 });
+          reject(new SubCallError('cancelled', message));
           return;
         }
         this.waiting.set(id, { position, resolve, reject });
@@ -111,21 +88,21 @@ export class SubCalls {
 
   /**
    * Cancels the unfinished sub-calls (they still get results), waits until every body settled or was
-   * abandoned after `abortGraceMs`, and resolves to the log, in call order.
+   * abandoned after `abortGraceMs`, and resolves to the log, in call order, with what it left out.
    */
-  async close(): Promise<readonly SubDispatch[]> {
+  async close(): Promise<LoggedSubCalls> {
     this.stop.abort();
     this.calls.complete();
     await this.drained;
     this.subscription.unsubscribe();
-    return this.log;
+    return this.log.contents();
   }
 
   private settle(result: ToolResult): void {
     const waiting = this.waiting.get(result.id);
     if (waiting === undefined) return;
     this.waiting.delete(result.id);
-    this.log[waiting.position] = {
+    this.log.add(waiting.position, {
       id: result.id,
       name: result.name,
       args: result.args,
@@ -134,16 +111,21 @@ export class SubCalls {
       error: result.error === undefined ? undefined : { code: result.error.code, message: result.error.message },
       omitted: result.omitted,
       durationMs: result.timing.durations.total,
-    };
+    });
     if (result.status === 'ok') waiting.resolve(isPlainRendering(result) ? result.value : result.content);
-    else waiting.reject(new SubCallError(result.error.code, `${result.name}: ${result.error.message}`));
+    // The model's text, not `error.message`: post-execute policies and budgets may have rewritten or cut it.
+    else waiting.reject(new SubCallError(result.error.code, result.content));
   }
 }
 
-/** Whether the model would see just the value's own rendering (so handing the value over shows nothing more). */
+/**
+ * Whether the model would see just the value's own rendering, so handing the value over shows nothing
+ * more. (A streamed item without a JSON form renders as a placeholder, and would not cross as itself.)
+ */
 function isPlainRendering(result: ToolResult & { status: 'ok' }): boolean {
   try {
-    return result.content === renderValue(result.value, result.streamed);
+    if (result.content !== renderValue(result.value, result.streamed)) return false;
+    return !result.streamed || (result.value as readonly unknown[]).every((item) => typeof item === 'string' || JSON.stringify(item) !== undefined);
   } catch {
     return false;
   }

@@ -101,6 +101,14 @@ export interface CodeRunResult {
  * Where programs run. A runtime never rejects a run: every outcome, including a crash of its own
  * machinery, resolves as a {@link CodeRunResult}. Runs are isolated from each other.
  *
+ * A program is untrusted, so a runtime must bound everything a program sends the host, and check each
+ * bound before the data is copied into the host's memory: the size of one call's arguments, the total
+ * size of the arguments of the calls pending at once, the number of calls pending at once, console
+ * output, and the returned value (and the text of a thrown value). A call over a bound rejects inside
+ * the program, its host function never called; output over a bound ends the run (`'output-limit'`).
+ * Then a program's host-side footprint is bounded whatever it does. `createQuickJSRuntime`'s
+ * options name its bounds and their defaults.
+ *
  * @example
  * ```ts
  * const runtime: CodeRuntime = createQuickJSRuntime({ timeoutMs: 10_000 });

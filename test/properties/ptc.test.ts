@@ -1,8 +1,10 @@
 /**
- * The PTC invariant of DESIGN.md: writing a program bypasses nothing. For random batches of calls
- * (tool, policy gate, approval, outcome, timing), made once by the model directly and once by a
- * program, the same bodies run with the same arguments, the same calls are asked about, every call gets
- * the same status and error code, and the program's own pool keeps its limit and barriers.
+ * The PTC invariants of DESIGN.md: writing a program bypasses nothing, and a program learns nothing the
+ * model would not see. For random batches of calls (tool, policy gate, approval, outcome, timing), made
+ * once by the model directly and once by a program, the same bodies run with the same arguments, the
+ * same calls are asked about, every call gets the same status and error code, and the program's own pool
+ * keeps its limit and barriers. For random outcomes, post-execute policies and budgets, what the program
+ * observed of each call is exactly what the model saw of the same call made directly.
  * Real QuickJS and real timers, so fewer runs than the pure properties.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,11 +16,14 @@ import {
   createQuickJSRuntime,
   defineTool,
   runCodeTool,
+  type PostPolicy,
   type PrePolicy,
   type ProgramOutput,
+  type RetentionBudget,
   type ToolCall,
   type ToolContext,
 } from '../../src/index.js';
+import { renderValue } from '../../src/internal/renderContent.js';
 import { BodyMonitor } from '../support/monitor.js';
 
 const RUNS = Math.max(10, Math.round(Number(process.env.PROPERTY_RUNS ?? 1000) / 10));
@@ -139,6 +144,119 @@ describe('PTC: a program bypasses nothing', () => {
         // The program's pool: its limit and its barriers held.
         expect(viaProgram.monitor.violations).toEqual([]);
         expect(viaProgram.monitor.maxRunning).toBeLessThanOrEqual(MAX_PARALLEL);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+/** What the tool's output (or failure) carries and the policies try to keep from the model. */
+const SECRET = 'sk-live-7Qx2';
+
+const outcomeSpec = z.object({
+  outcome: z.enum(['object', 'string', 'stream-strings', 'stream-objects', 'stream-fail', 'throw', 'timeout']),
+  gate: z.enum(['allow', 'deny', 'ask-no']),
+  // A negative size fails the schema: an `invalid_args` result.
+  size: z.number().int().min(0),
+  blockable: z.boolean(),
+});
+type OutcomeSpec = z.output<typeof outcomeSpec>;
+
+const outcomeCalls = fc.array(
+  fc.record({
+    outcome: fc.constantFrom(...outcomeSpec.shape.outcome.options),
+    gate: fc.oneof({ arbitrary: fc.constant('allow' as const), weight: 5 }, { arbitrary: fc.constantFrom('deny' as const, 'ask-no' as const), weight: 1 }),
+    size: fc.oneof({ arbitrary: fc.integer({ min: 0, max: 600 }), weight: 8 }, { arbitrary: fc.constant(-1), weight: 1 }),
+    blockable: fc.boolean(),
+  }),
+  { minLength: 1, maxLength: 8 },
+);
+
+/** Post-execute policies of `t`'s calls, each deciding for some outcomes and delegating the rest to the next. */
+const POST: Record<string, PostPolicy> = {
+  redact: async (ctx, next) => (ctx.content.includes(SECRET) ? { kind: 'accept', content: ctx.content.replaceAll(SECRET, '[redacted]') } : next()),
+  block: async (ctx, next) => (ctx.status === 'ok' && (ctx.args as OutcomeSpec).blockable ? { kind: 'block', feedback: 'withheld by policy' } : next()),
+  swapValue: async (ctx, next) => (ctx.status === 'ok' ? { kind: 'accept', value: { swapped: SECRET } } : next()),
+  replaceBoth: async (ctx, next) => (ctx.status === 'ok' ? { kind: 'accept', value: { n: 1 }, content: '{"n":1}' } : next()),
+  annotateErrors: async (ctx, next) => (ctx.status !== 'ok' ? { kind: 'accept', content: `${ctx.content}\n(see the runbook)` } : next()),
+};
+const ofT = (policy: PostPolicy): PostPolicy => (ctx, next) => (ctx.tool?.name === 't' ? policy(ctx, next) : next());
+
+const budgets: fc.Arbitrary<RetentionBudget | undefined> = fc.option(
+  fc.record(
+    {
+      maxChars: fc.integer({ min: 10, max: 400 }),
+      maxLines: fc.integer({ min: 1, max: 8 }),
+      maxItems: fc.integer({ min: 1, max: 4 }),
+      keep: fc.constantFrom('head' as const, 'head+tail' as const),
+    },
+    { requiredKeys: [] },
+  ),
+  { nil: undefined },
+);
+
+/** Text of `size` characters in lines of 40, led by the secret. */
+const text = (size: number) => `${SECRET} ${'0123456789 abcdefghijklmnopqrstuvwxyz ..\n'.repeat(Math.ceil(size / 40))}`.slice(0, SECRET.length + 1 + size);
+
+function outcomeWorld(post: readonly string[], budget: RetentionBudget | undefined) {
+  const tool = defineTool({
+    name: 't',
+    description: 'a tool of every outcome',
+    input: outcomeSpec,
+    mode: 'parallel',
+    timeoutMs: 20,
+    execute: async function ({ outcome, size }: OutcomeSpec, { signal }: ToolContext): Promise<unknown> {
+      switch (outcome) {
+        case 'object': return { text: text(size), size };
+        case 'string': return text(size);
+        case 'throw': throw new Error(text(size));
+        case 'timeout': return sleep(2_000, undefined, { signal });
+        default: return items(outcome, size);
+      }
+    },
+  });
+  const gate: PrePolicy = async (ctx) => {
+    if (ctx.call.name === 'run_code') return { decision: 'allow' };
+    const { gate } = ctx.args as OutcomeSpec;
+    return gate === 'allow' ? { decision: 'allow' } : { decision: gate === 'deny' ? 'deny' : 'ask', reason: `holds ${SECRET}` };
+  };
+  return createPipeline({
+    tools: [tool, runCodeTool({ runtime })],
+    pre: [gate],
+    post: post.map((name) => ofT(POST[name]!)),
+    approve: async () => 'rejected',
+    retention: { tools: budget === undefined ? {} : { t: budget } },
+    onError: 'continue',
+  });
+}
+
+async function* items(outcome: string, size: number): AsyncGenerator<unknown> {
+  for (let i = 0; i < 5; i++) yield outcome === 'stream-objects' ? { i, text: text(size / 5) } : text(size / 5);
+  if (outcome === 'stream-fail') throw new Error(`stream broke: ${text(size)}`);
+}
+
+describe('PTC: a program learns nothing the model would not see', () => {
+  it('observes each call exactly as the model sees it: a value rendered as the content, or the content as the error message', async () => {
+    await fc.assert(
+      fc.asyncProperty(outcomeCalls, fc.shuffledSubarray(Object.keys(POST)), budgets, async (calls, post, budget) => {
+        const direct = await outcomeWorld(post, budget).run(calls.map((args, i) => ({ id: `k${i}`, name: 't', args })));
+        const program = [
+          'const seen = [];',
+          ...calls.map((args) => `try { seen.push({ ok: await tools.t(${JSON.stringify(args)}) }); } catch (e) { seen.push({ code: e.code, message: e.message }); }`),
+          'return seen;',
+        ].join('\n');
+        const [outer] = await outcomeWorld(post, budget).run([{ id: 'p', name: 'run_code', args: { program } }]);
+        expect(outer?.status, outer?.content).toBe('ok');
+        const seen = (outer!.value as ProgramOutput).value as ({ ok: unknown } | { code: string; message: string })[];
+        direct.forEach((result, i) => {
+          if (result.status === 'ok') {
+            expect(seen[i]).toHaveProperty('ok');
+            // A value only when its own rendering is the model's text; else the text itself.
+            expect(renderValue((seen[i] as { ok: unknown }).ok, result.streamed)).toBe(result.content);
+          } else {
+            expect(seen[i]).toEqual({ code: result.error.code, message: result.content });
+          }
+        });
       }),
       { numRuns: RUNS },
     );

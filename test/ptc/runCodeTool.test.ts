@@ -160,8 +160,9 @@ describe('runCodeTool: every sub-call passes the same pipeline', () => {
         const escaped = await tools.read({ path: '../../etc/passwd' }).catch((e) => e.code);
         return { value, blocked, escaped };`),
     ]);
-    // The policy replaced what the model sees: the program gets that text, not the value behind it.
-    expect(output(result).value).toEqual({ value: '[redacted]', blocked: ['blocked', 'leak: withheld'], escaped: 'denied' });
+    // The policy replaced what the model sees: the program gets that text, not the value behind it, and a
+    // block's feedback exactly as the model would read it.
+    expect(output(result).value).toEqual({ value: '[redacted]', blocked: ['blocked', 'withheld'], escaped: 'denied' });
     expect(ran).toEqual([
       { name: 'read', args: { path: '/srv/work/notes.txt' } },
       { name: 'leak', args: {} },
@@ -200,6 +201,49 @@ describe('runCodeTool: every sub-call passes the same pipeline', () => {
     ]);
     expect(output(result).value).toEqual(['User: Ada', 'OPENAI_KEY=[redacted]', 'f0f1\n[... 3 more items omitted]', { rows: [1, 2] }]);
     expect(output(result).subCalls[2]!.omitted).toEqual({ items: 3, characters: 0, lines: 0 });
+  });
+
+  it('a failed sub-call tells the program what it tells the model: the redacted, cut text (issue 10, item 2)', async () => {
+    // The report: a post-execute policy redacted a key from a tool's error text and a budget cut it to
+    // 230 characters; the program caught the raw 5,117-character message with the key, sent it to
+    // another tool and returned it spaced out.
+    const key = 'sk-live-4f9a8b7c6d5e4f3a2b1c';
+    const message = `deploy failed: token ${key} rejected\n${'trace line\n'.repeat(463)}`.slice(0, 5_117);
+    const deploy = defineTool({ name: 'deploy', description: 'd', input: z.object({}), mode: 'parallel', execute: () => { throw new Error(message); } });
+    const noted: unknown[] = [];
+    const note = defineTool({ name: 'note', description: 'n', input: z.object({ text: z.string() }), mode: 'parallel', execute: ({ text }) => void noted.push(text) });
+    const redact: PostPolicy = async (ctx) => ({ kind: 'accept', content: ctx.content.replace(/sk-[\w-]+/g, '[redacted]') });
+    const pipeline = createPipeline({ tools: [deploy, note, runCodeTool({ runtime })], post: [redact], retention: { tools: { deploy: { maxChars: 230 } } } });
+    const [direct] = await pipeline.run([{ id: 'd', name: 'deploy', args: {} }]);
+    expect(direct?.content).toContain('[redacted]');
+    expect(direct?.content).not.toContain(key);
+    const [result] = await pipeline.run([
+      call(`
+        try { await tools.deploy({}); return 'deployed'; }
+        catch (e) { await tools.note({ text: e.message }); return { code: e.code, tool: e.tool, spaced: e.message.split('').join(' ') }; }`),
+    ]);
+    const seen = output(result).value as { code: string; tool: string; spaced: string };
+    expect(seen).toEqual({ code: 'tool_error', tool: 'tools.deploy', spaced: direct!.content.split('').join(' ') });
+    expect(noted).toEqual([direct!.content]);
+    expect(JSON.stringify(result?.content)).not.toContain(key);
+  });
+
+  it('a streamed item without a JSON form: the program gets the text the model sees, not a serialisation error', async () => {
+    const odd = defineTool({
+      name: 'odd',
+      description: 'o',
+      input: z.object({}),
+      mode: 'parallel',
+      execute: async function* () {
+        yield { n: 1 };
+        yield 2n;
+      },
+    });
+    const pipeline = createPipeline({ tools: [odd, runCodeTool({ runtime })] });
+    const [direct] = await pipeline.run([{ id: 'd', name: 'odd', args: {} }]);
+    expect(direct?.content).toBe('{"n":1}\n[unrenderable bigint]');
+    const [result] = await pipeline.run([call('return await tools.odd({}).catch((e) => [e.code, e.message])')]);
+    expect(output(result).value).toBe(direct!.content);
   });
 
   it('invalid arguments and unknown tools come back as typed errors the program can handle', async () => {
@@ -402,10 +446,11 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
     const [next] = await pipeline.run([call('return (await tools.read({ n: 7 })).n')]);
     expect(output(next).value).toBe(7);
     // At the seam: a call made after the batch stopped taking calls in is answered at once, and logged.
-    const subCalls = new SubCalls(resolvePipelineOptions({ tools: [tool('read')] }), 'late', new AbortController().signal);
+    const limits = { maxEntries: Infinity, maxChars: Infinity };
+    const subCalls = new SubCalls(resolvePipelineOptions({ tools: [tool('read')] }), 'late', new AbortController().signal, limits);
     const log = subCalls.close();
     await expect(subCalls.functionFor('read')({ n: 1 }, new AbortController().signal)).rejects.toMatchObject({ code: 'cancelled' });
-    expect((await log).map((sub) => [sub.id, sub.status])).toEqual([['late#1', 'cancelled']]);
+    expect((await log).entries.map((sub) => [sub.id, sub.status])).toEqual([['late#1', 'cancelled']]);
   });
 
   it('a runtime that rejects still gets its program\'s sub-calls cancelled', async () => {
@@ -428,6 +473,42 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
   });
 });
 
+describe('runCodeTool: the sub-call log is bounded', () => {
+  it('holds the first maxLoggedSubCalls entries and maxLoggedChars characters of arguments, and counts the rest', async () => {
+    const { tool, ran } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime, maxLoggedSubCalls: 3, maxLoggedChars: 40 })] });
+    // {"path":"aaaaaaaaaa"} is 21 characters: the first call's arguments fit, the second's do not.
+    const [result] = await pipeline.run([call(`for (let n = 0; n < 5; n++) await tools.read({ path: 'a'.repeat(10) }); return 'done'`)]);
+    const { subCalls, subCallsOmitted } = output(result);
+    expect(ran).toHaveLength(5); // the log's bounds change what is kept, not what runs
+    expect(subCalls.map((sub) => [sub.id, sub.args, sub.argsChars])).toEqual([
+      ['c1#1', { path: 'aaaaaaaaaa' }, 21],
+      ['c1#2', undefined, 21],
+      ['c1#3', undefined, 21],
+    ]);
+    expect(subCallsOmitted).toEqual({ entries: 2, characters: 4 * 21 });
+  });
+
+  it('a failed program\'s error carries the same bounded log, and its message counts every call', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime, maxLoggedSubCalls: 2 })] });
+    const [result] = await pipeline.run([call(`for (let n = 0; n < 5; n++) await tools.read({ n }); throw new Error('stop')`)]);
+    const error = (result?.error as { cause?: ProgramError }).cause!;
+    expect(error.subCalls).toHaveLength(2);
+    expect(error.subCallsOmitted).toEqual({ entries: 3, characters: 3 * '{"n":0}'.length });
+    expect(result?.content).toContain('Before it failed it made 5 tool call(s): read (ok) ×2, and 3 more.');
+  });
+
+  it('keeps nothing with zero bounds, and still counts', async () => {
+    const { tool } = recorder();
+    const pipeline = createPipeline({ tools: [tool('read'), runCodeTool({ runtime, maxLoggedSubCalls: 0, maxLoggedChars: 0 })] });
+    const [result] = await pipeline.run([call(`await tools.read({ n: 1 }); await tools.read({ n: 2 }); throw new Error('stop')`)]);
+    const error = (result?.error as { cause?: ProgramError }).cause!;
+    expect([error.subCalls, error.subCallsOmitted]).toEqual([[], { entries: 2, characters: 14 }]);
+    expect(result?.content).toContain('Before it failed it made 2 tool call(s).');
+  });
+});
+
 describe('runCodeTool: configuration', () => {
   it('outside a pipeline it explains itself', () => {
     const tool = runCodeTool({ runtime });
@@ -439,6 +520,8 @@ describe('runCodeTool: configuration', () => {
     expect(() => runCodeTool({ runtime: {} as never })).toThrow(ConfigError);
     expect(() => runCodeTool({ runtime, maxParallelSubCalls: 0 })).toThrow(/maxParallelSubCalls/);
     expect(() => runCodeTool({ runtime, name: 'bad name' })).toThrow(ConfigError);
+    expect(() => runCodeTool({ runtime, maxLoggedSubCalls: -1 })).toThrow(/maxLoggedSubCalls/);
+    expect(() => runCodeTool({ runtime, maxLoggedChars: 0.5 })).toThrow(/maxLoggedChars/);
   });
 
   it('takes a name, and two of them in one pipeline see neither themselves nor each other', async () => {

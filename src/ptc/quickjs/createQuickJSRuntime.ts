@@ -28,6 +28,19 @@ export interface QuickJSRuntimeOptions {
   readonly maxLogChars?: number;
   /** Characters of the returned value's JSON; a longer one is an `'output-limit'` failure. @default 1_000_000 */
   readonly maxValueChars?: number;
+  /**
+   * Characters of one tool call's arguments as JSON. A longer call rejects inside the program
+   * (`ToolCallError`, code `args_too_large`) before its text leaves the interpreter's memory.
+   * @default 1_000_000
+   */
+  readonly maxArgsChars?: number;
+  /**
+   * Characters of arguments (as JSON) of the tool calls one run has pending at once, at least
+   * `maxArgsChars`. A call that would pass it rejects at once (code `pending_args_too_large`); the
+   * characters of a call count until its answer reaches the program.
+   * @default 10_000_000, or `maxArgsChars` when that is larger
+   */
+  readonly maxPendingArgsChars?: number;
   /** Worker threads, each running one program at a time; more runs wait in order. @default 2 */
   readonly poolSize?: number;
   /**
@@ -49,7 +62,11 @@ const MiB = 2 ** 20;
  * memory (so a memory bomb fails inside the limit), a time limit enforced by an interrupt handler (so
  * `while (true) {}` ends), and the worker is terminated and replaced when a run does not stop in time.
  * TypeScript is accepted: types are stripped, and error positions refer to the program as written.
- * A program may have 1000 host calls pending at once; a call past that rejects (code `too_many_calls`).
+ * What a program sends the host is bounded before it is copied out of the interpreter: a call's
+ * arguments (`maxArgsChars`, code `args_too_large`), the arguments of the calls pending at once
+ * (`maxPendingArgsChars`, code `pending_args_too_large`), and their number (1000, code
+ * `too_many_calls`) — each a `ToolCallError` inside the program, the host function never called — and
+ * its console output and return value (`maxLogChars`, `maxValueChars`).
  * Idle workers do not keep the process alive; `close()` releases them.
  *
  * @throws {ConfigError} for an invalid option.
@@ -73,6 +90,8 @@ export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeR
     memoryLimitBytes = 64 * MiB,
     maxLogChars = 20_000,
     maxValueChars = 1_000_000,
+    maxArgsChars = 1_000_000,
+    maxPendingArgsChars = Math.max(10_000_000, maxArgsChars),
     poolSize = 2,
     resourceLimits,
   } = options;
@@ -82,11 +101,15 @@ export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeR
   }
   if (!isCount(maxLogChars, 0)) fail('maxLogChars', 'a non-negative integer or Infinity', maxLogChars);
   if (!isCount(maxValueChars, 1)) fail('maxValueChars', 'a positive integer or Infinity', maxValueChars);
+  if (!isCount(maxArgsChars, 1)) fail('maxArgsChars', 'a positive integer or Infinity', maxArgsChars);
+  if (!isCount(maxPendingArgsChars, maxArgsChars)) {
+    fail('maxPendingArgsChars', `an integer of at least maxArgsChars (${maxArgsChars}), or Infinity`, maxPendingArgsChars);
+  }
   if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 64) fail('poolSize', 'an integer from 1 to 64', poolSize);
   if (resourceLimits !== undefined && (typeof resourceLimits !== 'object' || resourceLimits === null)) {
     fail('resourceLimits', 'an object of worker resource limits', resourceLimits);
   }
-  return new QuickJSPool({ timeoutMs, memoryLimitBytes, maxLogChars, maxValueChars, poolSize, resourceLimits });
+  return new QuickJSPool({ timeoutMs, memoryLimitBytes, maxLogChars, maxValueChars, maxArgsChars, maxPendingArgsChars, poolSize, resourceLimits });
 }
 
 type Settings = Required<Omit<QuickJSRuntimeOptions, 'resourceLimits'>> & { readonly resourceLimits: ResourceLimits | undefined };
@@ -156,12 +179,12 @@ class QuickJSPool implements CodeRuntime {
   }
 
   private spawn(): void {
-    const { memoryLimitBytes, maxLogChars, maxValueChars, resourceLimits } = this.settings;
+    const { memoryLimitBytes, maxLogChars, maxValueChars, maxArgsChars, maxPendingArgsChars, resourceLimits } = this.settings;
     const spawn: Promise<void> = compiledQuickJS().then(
       (wasm) => {
         this.spawns.delete(spawn);
         if (this.closed) return;
-        const slot = new WorkerSlot(workerEntry(), { wasm, memoryLimitBytes, maxLogChars, maxValueChars }, resourceLimits, () => this.pump());
+        const slot = new WorkerSlot(workerEntry(), { wasm, memoryLimitBytes, maxLogChars, maxValueChars, maxArgsChars, maxPendingArgsChars }, resourceLimits, () => this.pump());
         this.slots.push(slot);
         this.pump();
       },

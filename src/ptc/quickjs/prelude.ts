@@ -5,8 +5,9 @@
  * capped JSON. It captures every intrinsic it uses first, so a program that replaces
  * `JSON` or `Object.prototype` methods only breaks itself; the host checks whatever crosses anyway.
  *
- * - `hostCall(global, name, json, resolve, reject)` starts a host call; the host settles it by calling
- *   `resolve` with the function's JSON result, or `reject` with `{ name, message, code }`.
+ * - `hostCall(global, name, json, chars, resolve, reject)` starts a host call (`chars` is the length of
+ *   `json`, which the host checks against its limits before copying the text out); the host settles it
+ *   by calling `resolve` with the function's JSON result, or `reject` with `{ name, message, code }`.
  * - `hostLog(text)` records one line of console output.
  * - `shapesJson` is `[[global, [name, ...]], ...]` as JSON.
  * - `maxValueChars` bounds the completion value's JSON.
@@ -61,7 +62,8 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, shapesJson, maxV
           settle = [resolve, reject];
         });
         // (Called outside the executor, which would turn an interrupt of the program into a rejection.)
-        if (settle !== UNDEFINED) hostCall(global, name, json, settle[0], settle[1]);
+        // (A primitive string's length is its own: no getter a program installs can change it.)
+        if (settle !== UNDEFINED) hostCall(global, name, json, json.length, settle[0], settle[1]);
         return apply(then, settled, [
           (result) => (result === UNDEFINED ? UNDEFINED : parse(result)),
           (error) => {

@@ -9,6 +9,8 @@ export interface WorkerSetup {
   readonly memoryLimitBytes: number;
   readonly maxLogChars: number;
   readonly maxValueChars: number;
+  readonly maxArgsChars: number;
+  readonly maxPendingArgsChars: number;
 }
 
 /** Values of the shared stop slot. */

@@ -23,12 +23,16 @@ interface Disposable {
 interface PendingCall {
   readonly resolve: QuickJSHandle;
   readonly reject: QuickJSHandle;
+  /** The length of its arguments' JSON, counted against `maxPendingArgsChars` until it settles. */
+  readonly argsChars: number;
 }
 
 export interface SandboxLimits {
   readonly memoryLimitBytes: number;
   readonly maxLogChars: number;
   readonly maxValueChars: number;
+  readonly maxArgsChars: number;
+  readonly maxPendingArgsChars: number;
 }
 
 /** What a run needs from the worker around it. */
@@ -54,6 +58,8 @@ export class SandboxRun {
   private readonly owned: Disposable[] = [];
   private readonly logs: string[] = [];
   private logChars = 0;
+  /** Characters of argument JSON of the host calls pending now. */
+  private pendingArgsChars = 0;
   private overLimit = false;
   private nextCallId = 0;
   private finished = false;
@@ -142,15 +148,20 @@ export class SandboxRun {
   private installPrelude(shapes: readonly BindingShape[]): [serialize: QuickJSHandle, describe: QuickJSHandle] {
     const { context } = this;
     const prelude = this.own(context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js')));
-    const hostCall = context.newFunction('hostCall', (global, name, json, resolve, reject) => {
-      const call: PendingCall = { resolve: this.own(resolve.dup()), reject: this.own(reject.dup()) };
-      if (this.calls.size >= MAX_PENDING_CALLS) {
-        const tool = `${context.getString(global)}.${context.getString(name)}`;
-        const message = `${tool}: ${MAX_PENDING_CALLS} tool calls are already pending; await some before starting more.`;
-        return this.settleCall(call, call.reject, this.hostError({ name: 'Error', message, code: 'too_many_calls' }));
+    const hostCall = context.newFunction('hostCall', (global, name, json, chars, resolve, reject) => {
+      // The JSON's length, as the prelude read it in the interpreter (reading it here would allocate
+      // there, which fails when a program exhausted its memory): a call over a limit is refused before
+      // its text is copied out of the WebAssembly memory (into this worker's heap, then the main thread's).
+      const argsChars = context.getNumber(chars);
+      const call: PendingCall = { resolve: this.own(resolve.dup()), reject: this.own(reject.dup()), argsChars };
+      const refused = this.refusal(argsChars);
+      if (refused !== undefined) {
+        const message = `${context.getString(global)}.${context.getString(name)}: ${refused.message}`;
+        return this.settleCall(call, call.reject, this.hostError({ name: 'Error', message, code: refused.code }));
       }
       const callId = this.nextCallId++;
       this.calls.set(callId, call);
+      this.pendingArgsChars += argsChars;
       this.host.call(callId, context.getString(global), context.getString(name), context.getString(json));
     });
     const hostLog = context.newFunction('hostLog', (text) => {
@@ -161,6 +172,27 @@ export class SandboxRun {
     const args = [hostCall, hostLog, shapesJson, ...limits].map((handle) => this.own(handle));
     const helpers = this.own(context.unwrapResult(context.callFunction(prelude, context.undefined, args)));
     return [this.own(context.getProp(helpers, 0)), this.own(context.getProp(helpers, 1))];
+  }
+
+  /** Why a new host call with `argsChars` characters of arguments is refused, if it is. */
+  private refusal(argsChars: number): { readonly code: string; readonly message: string } | undefined {
+    const { maxArgsChars, maxPendingArgsChars } = this.limits;
+    if (this.calls.size >= MAX_PENDING_CALLS) {
+      return { code: 'too_many_calls', message: `${MAX_PENDING_CALLS} tool calls are already pending; await some before starting more.` };
+    }
+    if (argsChars > maxArgsChars) {
+      return {
+        code: 'args_too_large',
+        message: `the arguments are ${argsChars} characters as JSON, over the limit of ${maxArgsChars} per call. Send less per call: split the data, or pass a reference to it.`,
+      };
+    }
+    if (this.pendingArgsChars + argsChars > maxPendingArgsChars) {
+      return {
+        code: 'pending_args_too_large',
+        message: `the tool calls already pending have ${this.pendingArgsChars} characters of arguments, and this call's ${argsChars} would pass the limit of ${maxPendingArgsChars} for calls pending at once; await some before starting more.`,
+      };
+    }
+    return undefined;
   }
 
   private log(text: string): void {
@@ -243,6 +275,7 @@ export class SandboxRun {
     if (this.finished) return;
     this.finished = true;
     this.calls.clear();
+    this.pendingArgsChars = 0;
     this.host.done(result);
   }
 
@@ -288,7 +321,9 @@ export class SandboxRun {
 
   private take(callId: number): PendingCall | undefined {
     const call = this.calls.get(callId);
+    if (call === undefined) return undefined;
     this.calls.delete(callId);
+    this.pendingArgsChars -= call.argsChars;
     return this.finished ? undefined : call;
   }
 

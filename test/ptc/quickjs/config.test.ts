@@ -31,6 +31,10 @@ describe('createQuickJSRuntime options', () => {
     ['maxLogChars', Number.NaN],
     ['maxValueChars', 0],
     ['maxValueChars', -Infinity],
+    ['maxArgsChars', 0],
+    ['maxArgsChars', 2.5],
+    ['maxPendingArgsChars', 0],
+    ['maxPendingArgsChars', 999_999],
     ['poolSize', 0],
     ['poolSize', 65],
     ['poolSize', 1.5],
@@ -43,11 +47,27 @@ describe('createQuickJSRuntime options', () => {
     expect(error.code).toBe('invalid_config');
   });
 
+  it('names maxArgsChars in what maxPendingArgsChars must be', () => {
+    const error = configError(() => createQuickJSRuntime({ maxArgsChars: 5_000, maxPendingArgsChars: 4_999 }));
+    expect(error.message).toContain('at least maxArgsChars (5000)');
+  });
+
   it('accepts the bounds', async () => {
     const runtimes = [
       createQuickJSRuntime(),
-      createQuickJSRuntime({ timeoutMs: 1, memoryLimitBytes: 32 * MiB, maxLogChars: 0, maxValueChars: 1, poolSize: 1 }),
-      createQuickJSRuntime({ timeoutMs: 2 ** 31 - 1, memoryLimitBytes: 2048 * MiB, maxLogChars: Infinity, maxValueChars: Infinity, poolSize: 64, resourceLimits: {} }),
+      createQuickJSRuntime({ timeoutMs: 1, memoryLimitBytes: 32 * MiB, maxLogChars: 0, maxValueChars: 1, maxArgsChars: 1, maxPendingArgsChars: 1, poolSize: 1 }),
+      createQuickJSRuntime({
+        timeoutMs: 2 ** 31 - 1,
+        memoryLimitBytes: 2048 * MiB,
+        maxLogChars: Infinity,
+        maxValueChars: Infinity,
+        maxArgsChars: Infinity,
+        maxPendingArgsChars: Infinity,
+        poolSize: 64,
+        resourceLimits: {},
+      }),
+      // A larger maxArgsChars raises the default of maxPendingArgsChars with it.
+      createQuickJSRuntime({ maxArgsChars: 20_000_000 }),
     ];
     await Promise.all(runtimes.map((runtime) => runtime.close()));
   });
