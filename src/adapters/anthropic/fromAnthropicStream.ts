@@ -17,6 +17,12 @@ import { ToolUseAssembler } from './toolUseAssembler.js';
  * alone); a block without arguments gives `'{}'`; a block that got no fragment at all but started with
  * a non-empty `input` keeps that input, as the SDK's own accumulator does.
  *
+ * **Only calls of the message being streamed.** A message runs from its `message_start` to its
+ * `message_stop`. Content events outside one — before the first `message_start`, or after a
+ * `message_stop` and before the next `message_start` — belong to no message the model is streaming
+ * (a broken or tampered stream): they are ignored, and a `tool_use` among them is never emitted, so it
+ * never runs. A source that carries several messages one after the other is read message by message.
+ *
  * **What is not ours.** `server_tool_use` and `mcp_tool_use` blocks run on Anthropic's side; text,
  * thinking and result blocks carry no call; `ping` and event types this adapter does not know are
  * skipped.
