@@ -110,12 +110,23 @@ export class ToolUseAssembler {
     }
   }
 
-  /** A message starts. Blocks still open belong to the previous one, which was interrupted. */
+  /**
+   * A message starts. Blocks still open belong to the previous one, which was interrupted. The
+   * `tool_use` blocks its `content` already holds are complete — programmatic tool calling resumes a
+   * program's turn that way, with no content-block events for them — so they are emitted now, in order.
+   */
   #startMessage(message: unknown): void {
     this.cutOff('stream_error');
     this.#inMessage = true;
     const stopReason = isObject(message) ? message['stop_reason'] : undefined;
     this.#stopReason = typeof stopReason === 'string' ? stopReason : undefined;
+    const content = isObject(message) ? message['content'] : undefined;
+    if (!Array.isArray(content)) return;
+    for (const block of content as unknown[]) {
+      if (!isObject(block) || block['type'] !== 'tool_use') continue;
+      // As sent, like a block's start `input`: the pipeline's intake answers a malformed one.
+      this.emit({ id: block['id'] as string, name: block['name'] as string, args: block['input'] });
+    }
   }
 
   #start(index: unknown, block: unknown): void {
