@@ -4,6 +4,7 @@ import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
 import { OpenAIResponsesStreamError } from './errors.js';
+import { OpenCalls, type CallKeys } from './openCalls.js';
 import { isObject } from '../../internal/validate.js';
 
 /**
@@ -33,6 +34,9 @@ import { isObject } from '../../internal/validate.js';
  *
  * Other output items (messages, reasoning, web search and other built-in tool calls) and unknown
  * events are ignored. A function call's `namespace` is not used: the name is taken as given.
+ *
+ * Each event costs constant time however many calls are open at once (they are indexed by call id,
+ * item id and output index), so a response with N calls costs time linear in N.
  *
  * Unsubscribing stops reading the source (an async iterable's `return()` is called, which makes the
  * SDK's stream close the request). At a terminal event (`response.completed`, `response.incomplete`,
@@ -89,11 +93,8 @@ export function fromOpenAIResponsesStream(
   });
 }
 
-interface OpenCall {
-  readonly callId: string;
+interface OpenCall extends CallKeys {
   name: string;
-  readonly itemId: string | undefined;
-  readonly outputIndex: number | undefined;
   args: string;
 }
 
@@ -103,7 +104,7 @@ type End = 'complete' | { readonly error: OpenAIResponsesStreamError } | undefin
 /** Tracks the open function calls of one response; one per subscription. */
 class ResponsesCallAssembler {
   /** Open calls, in the order they were added. */
-  #open: OpenCall[] = [];
+  readonly #open = new OpenCalls<OpenCall>();
   /** The `call_id`s emitted: each call is emitted once. */
   readonly #emitted = new Set<string>();
 
@@ -114,10 +115,8 @@ class ResponsesCallAssembler {
     switch (event.type) {
       case 'response.output_item.added': {
         const item = functionCall(event.item);
-        if (item === undefined || this.#emitted.has(item.call_id) || this.#open.some((o) => o.callId === item.call_id)) {
-          return undefined;
-        }
-        this.#open.push({
+        if (item === undefined || this.#emitted.has(item.call_id) || this.#open.has(item.call_id)) return undefined;
+        this.#open.add({
           callId: item.call_id,
           name: item.name,
           itemId: nonEmpty(item.id),
@@ -127,12 +126,12 @@ class ResponsesCallAssembler {
         return undefined;
       }
       case 'response.function_call_arguments.delta': {
-        const open = this.#find(event.item_id, event.output_index);
+        const open = this.#open.find(nonEmpty(event.item_id), event.output_index);
         if (open !== undefined && typeof event.delta === 'string') open.args += event.delta;
         return undefined;
       }
       case 'response.function_call_arguments.done': {
-        const open = this.#find(event.item_id, event.output_index);
+        const open = this.#open.find(nonEmpty(event.item_id), event.output_index);
         if (open === undefined) return undefined;
         if (open.name === '' && typeof event.name === 'string') open.name = event.name;
         this.#close(open, typeof event.arguments === 'string' ? event.arguments : open.args, undefined);
@@ -142,8 +141,8 @@ class ResponsesCallAssembler {
         const item = functionCall(event.item);
         if (item === undefined || this.#emitted.has(item.call_id)) return undefined;
         const open =
-          this.#open.find((o) => o.callId === item.call_id) ??
-          this.#find(item.id, event.output_index) ??
+          this.#open.get(item.call_id) ??
+          this.#open.find(nonEmpty(item.id), event.output_index) ??
           // Done without ever being added: the item is whole, so it can be emitted all the same.
           { callId: item.call_id, name: item.name, itemId: nonEmpty(item.id), outputIndex: event.output_index, args: '' };
         if (open.name === '') open.name = item.name;
@@ -154,10 +153,15 @@ class ResponsesCallAssembler {
       case 'response.completed': {
         // Calls still open (no done event reached us): use the final output when it holds them whole.
         const output: unknown = isObject(event.response) ? event.response.output : undefined;
-        for (const open of [...this.#open]) {
-          const item = Array.isArray(output)
-            ? (output as unknown[]).map(functionCall).find((i) => i?.call_id === open.callId)
-            : undefined;
+        const final = new Map<string, ResponseFunctionToolCall>();
+        if (this.#open.size > 0 && Array.isArray(output)) {
+          for (const entry of output as unknown[]) {
+            const item = functionCall(entry);
+            if (item !== undefined && !final.has(item.call_id)) final.set(item.call_id, item);
+          }
+        }
+        for (const open of this.#open.list()) {
+          const item = final.get(open.callId);
           if (item !== undefined && typeof item.arguments === 'string' && item.status !== 'incomplete' && item.status !== 'in_progress') {
             this.#close(open, item.arguments, undefined);
           } else {
@@ -184,22 +188,11 @@ class ResponsesCallAssembler {
 
   /** Emits every open call as incomplete, in the order they were added. */
   closeAll(reason: string): void {
-    for (const open of [...this.#open]) this.#close(open, open.args, reason);
-  }
-
-  /**
-   * The open call an event is about: by item id when both the event and the call have one, else by
-   * output index.
-   */
-  #find(itemId: unknown, outputIndex: unknown): OpenCall | undefined {
-    const id = nonEmpty(itemId);
-    return this.#open.find((open) =>
-      id !== undefined && open.itemId !== undefined ? open.itemId === id : typeof outputIndex === 'number' && open.outputIndex === outputIndex,
-    );
+    for (const open of this.#open.list()) this.#close(open, open.args, reason);
   }
 
   #close(open: OpenCall, args: string, incomplete: string | undefined): void {
-    this.#open = this.#open.filter((o) => o !== open);
+    this.#open.delete(open);
     if (this.#emitted.has(open.callId)) return;
     this.#emitted.add(open.callId);
     this.emit({ id: open.callId, name: open.name, args: incomplete === undefined ? args : new IncompleteArguments(incomplete, args) });
