@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { streamedResponse } from '../../support/streamedResponse.js';
 
 /**
  * The shared corpus of real provider streams (`../shared/fixtures/streams/corpus`, beside the
@@ -142,22 +143,6 @@ function toSSE(format: WireFormat, items: readonly unknown[]): string {
     })
     .join('');
   return format === 'chat' ? `${body}data: [DONE]\n\n` : body;
-}
-
-/**
- * An HTTP response whose body arrives in small chunks that split lines and events, as on a network.
- * `holdOpenMs` keeps the body open a little after the last byte, as a connection does.
- */
-export function streamedResponse(sse: string, chunkSize = 61): Response {
-  const bytes = new TextEncoder().encode(sse);
-  let offset = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (offset >= bytes.length) return controller.close();
-      controller.enqueue(bytes.slice(offset, (offset += chunkSize)));
-    },
-  });
-  return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
 }
 
 /** A `fetch` that answers every request with the recorded body, for the SDK clients' helper streams. */

@@ -4,7 +4,8 @@ import type { Observable } from 'rxjs';
 import { fromAnthropicStream, type AnthropicStreamEvent } from '../../../src/adapters/anthropic/index.js';
 import { fromOpenAIChatStream, fromOpenAIResponsesStream } from '../../../src/adapters/openai/index.js';
 import type { ToolCall } from '../../../src/index.js';
-import { streamedResponse, type RecordedResponse, type WireFormat } from './recordings.js';
+import { streamedResponse } from '../../support/streamedResponse.js';
+import type { RecordedResponse, WireFormat } from './recordings.js';
 import type { Ending } from './expected.js';
 
 /** The events of a response as the adapter is given them: through the SDK's SSE parser, or as recorded objects. */

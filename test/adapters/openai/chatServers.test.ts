@@ -2,10 +2,9 @@ import fc from 'fast-check';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { firstValueFrom, from, Observable, Subject, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { fromOpenAIChatStream } from '../../../src/adapters/openai/index.js';
-import { createPipeline, defineTool, IncompleteArguments, type ToolCall } from '../../../src/index.js';
-import { asAsync, calls, finish, first, more, outline, sdkStream } from './helpers.js';
+import { IncompleteArguments, type ToolCall } from '../../../src/index.js';
+import { asAsync, calls, finish, first, more, outline, recordingTools, sdkStream } from './helpers.js';
 
 // How OpenAI-compatible servers other than OpenAI shape their tool-call fragments (see the corpus's
 // quirks table), each through the SDK's own SSE parser where the wire matters.
@@ -13,21 +12,9 @@ import { asAsync, calls, finish, first, more, outline, sdkStream } from './helpe
 const collect = (source: Observable<ToolCall>) => firstValueFrom(source.pipe(toArray()));
 const toSSE = (chunks: readonly ChatCompletionChunk[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n';
 
-function readTool() {
-  const ran: string[] = [];
-  const read = defineTool({
-    name: 'read_file',
-    description: 'Read a file',
-    input: z.object({ path: z.string() }),
-    mode: 'parallel',
-    execute: ({ path }) => (ran.push(path), `contents of ${path}`),
-  });
-  return { ran, pipeline: createPipeline({ tools: [read] }) };
-}
-
 describe('fromOpenAIChatStream: a server that never sends finish_reason (OpenRouter → Novita)', () => {
   it('a call whose arguments parse as a JSON object runs when the stream ends cleanly', async () => {
-    const { ran, pipeline } = readTool();
+    const { ran, pipeline } = recordingTools();
     const chunks = [calls([first(0, '0', 'read_file', '')]), calls([first(0, '0', 'read_file', '{"path":"a"}')])];
     expect(await collect(fromOpenAIChatStream(sdkStream<ChatCompletionChunk>(toSSE(chunks))))).toEqual([
       { id: '0', name: 'read_file', args: '{"path":"a"}' },
@@ -44,7 +31,7 @@ describe('fromOpenAIChatStream: a server that never sends finish_reason (OpenRou
     ['a string, not an object', '"a"'],
     ['not JSON', '{path: a}'],
   ])('arguments that are not a whole JSON object stay incomplete (stream_ended): %s', async (_, args) => {
-    const { ran, pipeline } = readTool();
+    const { ran, pipeline } = recordingTools();
     const chunks = [calls([first(0, 'call_a', 'read_file', args)])];
     expect(await collect(fromOpenAIChatStream(asAsync(chunks)))).toEqual([
       { id: 'call_a', name: 'read_file', args: new IncompleteArguments('stream_ended', args) },
@@ -95,7 +82,7 @@ describe('fromOpenAIChatStream: several calls on one index (Ollama 0.20)', () =>
   });
 
   it('through the SDK parser and a pipeline: both calls run, each with its own arguments', async () => {
-    const { ran, pipeline } = readTool();
+    const { ran, pipeline } = recordingTools();
     const chunks = [
       calls([first(0, 'call_a', 'read_file', '{"path":')]),
       calls([more(0, '"a"}')]),
