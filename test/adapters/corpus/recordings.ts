@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { streamedResponse } from '../../support/streamedResponse.js';
+import { streamedResponse } from '../streamedResponse.js';
 
 /**
  * The shared corpus of real provider streams (`../shared/fixtures/streams/corpus`, beside the
