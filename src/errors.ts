@@ -24,7 +24,18 @@ export class ConfigError extends TypeError {
 
   constructor(
     /** The function that rejected the configuration. */
-    readonly where: 'defineTool' | 'createPipeline' | 'run' | 'mcpTools' | 'createQuickJSRuntime' | 'runCodeTool' | 'describeTools',
+    readonly where:
+      | 'defineTool'
+      | 'createPipeline'
+      | 'run'
+      | 'mcpTools'
+      | 'createQuickJSRuntime'
+      | 'runCodeTool'
+      | 'describeTools'
+      | 'openAICustomTools'
+      | 'toOpenAIResponsesTools'
+      | 'fromOpenAIResponsesStream'
+      | 'toOpenAIResponsesInput',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,

@@ -17,6 +17,17 @@ import { ToolUseAssembler } from './toolUseAssembler.js';
  * alone); a block without arguments gives `'{}'`; a block that got no fragment at all but started with
  * a non-empty `input` keeps that input, as the SDK's own accumulator does.
  *
+ * **Programmatic tool calling.** When a program (the code execution tool) calls a client tool, the
+ * continuation turn carries that `tool_use` block whole inside `message_start.message.content` (with
+ * its `caller`), and no content-block events for it. Such a block is complete at `message_start`, so
+ * it is emitted there, with its `input` as the `args`.
+ *
+ * **Only calls of the message being streamed.** A message runs from its `message_start` to its
+ * `message_stop`. Content events outside one — before the first `message_start`, or after a
+ * `message_stop` and before the next `message_start` — belong to no message the model is streaming
+ * (a broken or tampered stream): they are ignored, and a `tool_use` among them is never emitted, so it
+ * never runs. A source that carries several messages one after the other is read message by message.
+ *
  * **What is not ours.** `server_tool_use` and `mcp_tool_use` blocks run on Anthropic's side; text,
  * thinking and result blocks carry no call; `ping` and event types this adapter does not know are
  * skipped.

@@ -33,8 +33,13 @@ interface OpenToolUse {
 export class ToolUseAssembler {
   /** Open `tool_use` blocks by content-block index, in the order they started. */
   readonly #open = new Map<number, OpenToolUse>();
-  /** The current message's `stop_reason`, once `message_delta` reported one. */
+  /** The current message's `stop_reason`, once `message_start` or `message_delta` reported one. */
   #stopReason: string | undefined;
+  /**
+   * Whether a message is being streamed: from its `message_start` to its `message_stop`. Content
+   * events outside one belong to no message, so nothing in them is a call of this turn.
+   */
+  #inMessage = false;
 
   constructor(private readonly emit: (call: ToolCall) => void) {}
 
@@ -45,7 +50,19 @@ export class ToolUseAssembler {
   push(event: unknown): Error | undefined {
     if (typeof event !== 'object' || event === null) return undefined;
     const fields = event as Record<string, unknown>;
-    switch (fields['type']) {
+    const type = fields['type'];
+    if (type === 'message_start') {
+      this.#startMessage(fields['message']);
+      return undefined;
+    }
+    if (type === 'error') {
+      this.cutOff('stream_error');
+      return new AnthropicStreamError(event as AnthropicErrorEvent);
+    }
+    // Before its `message_start` or after its `message_stop`: no message is being streamed, so a
+    // `tool_use` here is nobody's call (a broken or tampered stream) and must not run.
+    if (!this.#inMessage) return undefined;
+    switch (type) {
       case 'content_block_start':
         this.#start(fields['index'], fields['content_block']);
         return undefined;
@@ -67,15 +84,8 @@ export class ToolUseAssembler {
       }
       case 'message_stop':
         this.end();
+        this.#inMessage = false;
         return undefined;
-      case 'message_start':
-        // A new message while blocks of the previous one are open: that one was interrupted.
-        this.cutOff('stream_error');
-        this.#stopReason = undefined;
-        return undefined;
-      case 'error':
-        this.cutOff('stream_error');
-        return new AnthropicStreamError(event as AnthropicErrorEvent);
       default:
         // ping, and event types this adapter does not know (yet)
         return undefined;
@@ -97,6 +107,25 @@ export class ToolUseAssembler {
     this.#open.clear();
     for (const block of open) {
       this.emit({ id: block.id, name: block.name, args: new IncompleteArguments(reason, block.text) });
+    }
+  }
+
+  /**
+   * A message starts. Blocks still open belong to the previous one, which was interrupted. The
+   * `tool_use` blocks its `content` already holds are complete — programmatic tool calling resumes a
+   * program's turn that way, with no content-block events for them — so they are emitted now, in order.
+   */
+  #startMessage(message: unknown): void {
+    this.cutOff('stream_error');
+    this.#inMessage = true;
+    const stopReason = isObject(message) ? message['stop_reason'] : undefined;
+    this.#stopReason = typeof stopReason === 'string' ? stopReason : undefined;
+    const content = isObject(message) ? message['content'] : undefined;
+    if (!Array.isArray(content)) return;
+    for (const block of content as unknown[]) {
+      if (!isObject(block) || block['type'] !== 'tool_use') continue;
+      // As sent, like a block's start `input`: the pipeline's intake answers a malformed one.
+      this.emit({ id: block['id'] as string, name: block['name'] as string, args: block['input'] });
     }
   }
 

@@ -3,7 +3,7 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
-import { isObject } from '../../internal/validate.js';
+import { isObject, isRecord } from '../../internal/validate.js';
 
 /** One fragment of `choices[0].delta.tool_calls`, as the SDK types it (read defensively all the same). */
 type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
@@ -15,10 +15,14 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
  * Pass the SDK's stream — `client.chat.completions.stream(...)` or `await
  * client.chat.completions.create({ ..., stream: true })` — or any async iterable or Observable of
  * `ChatCompletionChunk`s. The fragments of `choices[0].delta.tool_calls` are
- * merged by their `index`: `id` and `function.name` come with the first fragment of an index (a later
- * non-empty one replaces them, as the SDK's own accumulator does), and the `function.arguments`
- * fragments are concatenated. A call is complete when a fragment with a new index arrives or when
- * `finish_reason` does — also when several calls and the finish come in one chunk.
+ * merged into calls, one call streamed at a time: a fragment continues the open call when it has the
+ * same `index` (or none) and brings no other non-empty `id`; otherwise it starts the next call. So a
+ * new index starts a call, and so does a new id on the same index (Ollama sends every call as `index:
+ * 0`, each with its own id), while a fragment that repeats the call's id, or sends `id: ""`, continues
+ * it. `id` and `function.name` come with the call's first fragment (a later non-empty name replaces
+ * it, as the SDK's own accumulator does; a later id only fills in a missing one), and the
+ * `function.arguments` fragments are concatenated. A call is complete when the next call starts or
+ * when `finish_reason` arrives — also when several calls and the finish come in one chunk.
  *
  * Each call is emitted as `{ id, name, args }` with `args` the arguments text, unparsed: the pipeline's
  * intake parses it (`''` means `{}`; text that is not JSON gives that call an `invalid_json` result).
@@ -27,7 +31,9 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
  * {@link IncompleteArguments} (the pipeline answers `incomplete_args` and never runs them):
  * - `finish_reason: 'length'` (max tokens) with a call open → reason `'max_tokens'`;
  *   `'content_filter'` → reason `'content_filter'` (the output was cut there too);
- * - the source ends with a call open and no `finish_reason` → `'stream_ended'`;
+ * - the source ends with a call open and no `finish_reason` → `'stream_ended'`, unless its arguments
+ *   parse as a JSON object: some servers never send a `finish_reason` (OpenRouter in front of
+ *   Novita), so a call whose arguments are a whole object when the stream ends cleanly is complete;
  * - the source errors → the open call gets `'stream_error'`, then the returned Observable errors with
  *   the source's error (`pipeline.run` then rejects with a `SourceError` holding every result).
  *
@@ -36,8 +42,7 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
  *
  * Only choice `0` is read: tool calling uses `n: 1`. Chunks without it (the `choices: []` usage
  * chunk), text and refusal deltas, the legacy `function_call` delta and unknown fields are ignored, as
- * is a late fragment of a call already emitted. A fragment without an `index` (some OpenAI-compatible
- * servers) continues the open call unless it brings a different `id`.
+ * is a late fragment of a call already emitted (an index or id seen before, and no new id).
  *
  * Unsubscribing stops reading the source (an async iterable's `return()` is called, which makes the
  * SDK's stream close the request).
@@ -68,7 +73,7 @@ export function fromOpenAIChatStream(
         if (!subscriber.closed) assembler.push(chunk);
       },
       complete: () => {
-        assembler.close('stream_ended');
+        assembler.end();
         subscriber.complete();
       },
       error: (error) => {
@@ -82,7 +87,8 @@ export function fromOpenAIChatStream(
 }
 
 interface OpenCall {
-  readonly key: number | string;
+  /** The fragments' `index`; `undefined` when the server sends none. */
+  readonly index: number | undefined;
   id: string;
   name: string;
   args: string;
@@ -90,10 +96,11 @@ interface OpenCall {
 
 /** Merges tool-call fragments into calls; one per subscription. */
 class ChatToolCallAssembler {
+  /** The call being streamed: servers stream one call at a time. */
   #open: OpenCall | undefined;
-  /** Keys of every call opened so far: a late fragment of an emitted call is dropped. */
-  readonly #seen = new Set<number | string>();
-  #unindexed = 0;
+  /** Indexes and ids of the calls emitted so far: a late fragment of one of them is dropped. */
+  readonly #doneIndexes = new Set<number>();
+  readonly #doneIds = new Set<string>();
 
   constructor(private readonly emit: (call: ToolCall) => void) {}
 
@@ -119,32 +126,55 @@ class ChatToolCallAssembler {
     const open = this.#open;
     if (open === undefined) return;
     this.#open = undefined;
+    if (open.index !== undefined) this.#doneIndexes.add(open.index);
+    if (open.id !== '') this.#doneIds.add(open.id);
     const args = incomplete === undefined ? open.args : new IncompleteArguments(incomplete, open.args);
     this.emit({ id: open.id, name: open.name, args });
   }
 
+  /**
+   * The source ended cleanly with a call open. Some servers never send a `finish_reason` (OpenRouter
+   * in front of Novita): the call is complete when its arguments parse as a JSON object — nothing can
+   * be missing from it then — and cut off (`'stream_ended'`) otherwise.
+   */
+  end(): void {
+    const open = this.#open;
+    if (open !== undefined) this.close(isJsonObject(open.args) ? undefined : 'stream_ended');
+  }
+
   #add(fragment: ToolCallFragment): void {
-    const key = this.#keyOf(fragment);
+    const index = typeof fragment.index === 'number' ? fragment.index : undefined;
+    const id = typeof fragment.id === 'string' && fragment.id !== '' ? fragment.id : undefined;
     let open = this.#open;
-    if (open?.key !== key) {
-      if (this.#seen.has(key)) return;
-      this.close(undefined); // a new index: the previous call is complete
-      this.#seen.add(key);
-      open = this.#open = { key, id: '', name: '', args: '' };
+    if (!continues(open, index, id)) {
+      // A late fragment of a call already emitted (it brings no other id): dropped.
+      if (id === undefined ? index !== undefined && this.#doneIndexes.has(index) : this.#doneIds.has(id)) return;
+      this.close(undefined); // the next call starts: the previous one is complete
+      open = this.#open = { index, id: '', name: '', args: '' };
     }
-    const { id, function: fn } = fragment;
-    if (typeof id === 'string' && id !== '') open.id = id;
+    if (id !== undefined) open.id = id;
+    const fn = fragment.function;
     if (isObject(fn)) {
       if (typeof fn.name === 'string' && fn.name !== '') open.name = fn.name;
       if (typeof fn.arguments === 'string') open.args += fn.arguments;
     }
   }
+}
 
-  #keyOf(fragment: ToolCallFragment): number | string {
-    if (typeof fragment.index === 'number') return fragment.index;
-    const open = this.#open;
-    const { id } = fragment;
-    if (open !== undefined && (typeof id !== 'string' || id === '' || id === open.id)) return open.key;
-    return `unindexed:${this.#unindexed++}`;
+/**
+ * Whether a fragment continues the open call: the same `index` (or none, as some servers send) and no
+ * other non-empty `id`. Servers that reuse one index for every call (Ollama 0.20 sends each call as
+ * `index: 0` with its own id) start a new call with a new id; those that repeat the id, or send
+ * `id: ""`, on continuation fragments continue it.
+ */
+function continues(open: OpenCall | undefined, index: number | undefined, id: string | undefined): open is OpenCall {
+  return open !== undefined && (index === undefined || index === open.index) && (id === undefined || open.id === '' || id === open.id);
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    return isRecord(JSON.parse(text));
+  } catch {
+    return false;
   }
 }

@@ -3,7 +3,8 @@
  *
  * Chat Completions: {@link fromOpenAIChatStream}, {@link toOpenAIChatToolMessages},
  * {@link toOpenAIChatTools}. Responses API: {@link fromOpenAIResponsesStream},
- * {@link toOpenAIResponsesInput}, {@link toOpenAIResponsesTools}.
+ * {@link toOpenAIResponsesInput}, {@link toOpenAIResponsesTools}, and {@link openAICustomTools} for
+ * tools the model calls with free-form text.
  *
  * Only the `openai` SDK's types are used (no runtime import): the SDK is an optional peer dependency,
  * and any source of the same chunk or event shapes works.
@@ -30,3 +31,6 @@ export { toOpenAIChatToolMessages, toOpenAIChatTools } from './chatFormat.js';
 export { fromOpenAIResponsesStream } from './responsesStream.js';
 export { toOpenAIResponsesInput, toOpenAIResponsesTools } from './responsesFormat.js';
 export { OpenAIResponsesStreamError } from './errors.js';
+// Free-form (custom) tools: one declaration for the three Responses helpers, made by openAICustomTools.
+export { openAICustomTools } from './customTools.js';
+export type { OpenAICustomTools, OpenAICustomToolSpec, OpenAIResponsesOptions } from './customTools.js';

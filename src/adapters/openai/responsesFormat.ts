@@ -1,17 +1,24 @@
-import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
+import type { CustomTool, FunctionTool, ResponseCustomToolCallOutput, ResponseInputItem } from 'openai/resources/responses/responses';
 import type { Pipeline } from '../../createPipeline.js';
 import type { AnyTool } from '../../defineTool.js';
+import { ConfigError } from '../../errors.js';
 import type { ToolResult } from '../../toolResult.js';
 import { toolSchemas } from '../toolSchemas.js';
+import { customOption, type OpenAIResponsesOptions } from './customTools.js';
 
 /**
- * The input items that answer a response's function calls in the Responses API: one
- * `{ type: 'function_call_output', call_id, output }` per result, in the order given. Every call has
- * a result — failed, denied and cancelled ones carry their explanation in `output` — so each
- * `call_id` is answered.
+ * The input items that answer a response's calls in the Responses API: one
+ * `{ type: 'function_call_output', call_id, output }` per result, in the order given — or, for a
+ * free-form tool declared in `options.custom`, `{ type: 'custom_tool_call_output', call_id, output }`.
+ * Every call has a result — failed, denied and cancelled ones carry their explanation in `output` — so
+ * each `call_id` is answered.
  *
  * Send them as the next request's `input` (with `previous_response_id`), or after the response's
  * output items when you keep the conversation yourself.
+ *
+ * @param options The same `{ custom }` as given to {@link toOpenAIResponsesTools} and
+ *   `fromOpenAIResponsesStream`: the results of those tools become `custom_tool_call_output` items.
+ * @throws {ConfigError} when `options.custom` is not from `openAICustomTools`.
  *
  * @example
  * ```ts
@@ -24,19 +31,47 @@ import { toolSchemas } from '../toolSchemas.js';
  *   tools: toOpenAIResponsesTools(pipeline),
  * });
  * ```
+ *
+ * @example
+ * ```ts
+ * // With free-form tools: the same declaration everywhere.
+ * const custom = openAICustomTools([applyPatch]);
+ * const results = await pipeline.run(fromOpenAIResponsesStream(stream, { custom }));
+ * toOpenAIResponsesInput(results, { custom });
+ * // [{ type: 'custom_tool_call_output', call_id: 'call_1', output: 'applied' }]
+ * ```
  */
-export function toOpenAIResponsesInput(results: readonly ToolResult[]): ResponseInputItem.FunctionCallOutput[] {
-  return results.map((result) => ({ type: 'function_call_output', call_id: result.id, output: result.content }));
+export function toOpenAIResponsesInput(results: readonly ToolResult[]): ResponseInputItem.FunctionCallOutput[];
+export function toOpenAIResponsesInput(
+  results: readonly ToolResult[],
+  options: OpenAIResponsesOptions,
+): (ResponseInputItem.FunctionCallOutput | ResponseCustomToolCallOutput)[];
+export function toOpenAIResponsesInput(
+  results: readonly ToolResult[],
+  options?: OpenAIResponsesOptions,
+): (ResponseInputItem.FunctionCallOutput | ResponseCustomToolCallOutput)[] {
+  const custom = customOption('toOpenAIResponsesInput', options);
+  return results.map((result) =>
+    custom?.has(result.name) === true
+      ? { type: 'custom_tool_call_output', call_id: result.id, output: result.content }
+      : { type: 'function_call_output', call_id: result.id, output: result.content },
+  );
 }
 
 /**
  * The `tools` of a Responses request: `{ type: 'function', name, description, parameters, strict:
- * false }` per tool, with the zod schema as JSON Schema (see `toolSchemas`). Given a pipeline, only
- * the tools its restrictions leave available are listed.
+ * false }` per tool, with the zod schema as JSON Schema (see `toolSchemas`) — or, for a free-form tool
+ * declared in `options.custom`, `{ type: 'custom', name, description, format }` (the model then writes
+ * plain text, constrained by the format's grammar if one was given). Given a pipeline, only the tools
+ * its restrictions leave available are listed.
  *
  * `strict` is `false`: OpenAI's strict mode needs schemas of a restricted form (every property
  * required, `additionalProperties: false`) that an arbitrary zod schema does not have; the pipeline
  * validates the arguments itself.
+ *
+ * @param options `{ custom }` from `openAICustomTools`: which tools are offered as free-form.
+ * @throws {ConfigError} when `options.custom` is not from `openAICustomTools`, or a tool it declares
+ *   has, in `source`, an input that is not a string schema (a different tool under the same name).
  *
  * @example
  * ```ts
@@ -47,13 +82,23 @@ export function toOpenAIResponsesInput(results: readonly ToolResult[]): Response
  *   stream: true,
  * });
  * ```
+ *
+ * @example
+ * ```ts
+ * toOpenAIResponsesTools(pipeline, { custom: openAICustomTools([applyPatch]) });
+ * // [{ type: 'custom', name: 'apply_patch', description: '…' }, { type: 'function', name: 'read_file', … }]
+ * ```
  */
-export function toOpenAIResponsesTools(source: Pipeline | readonly AnyTool[]): FunctionTool[] {
-  return toolSchemas(source).map(({ name, description, inputSchema }) => ({
-    type: 'function',
-    name,
-    description,
-    parameters: inputSchema,
-    strict: false,
-  }));
+export function toOpenAIResponsesTools(source: Pipeline | readonly AnyTool[]): FunctionTool[];
+export function toOpenAIResponsesTools(source: Pipeline | readonly AnyTool[], options: OpenAIResponsesOptions): (FunctionTool | CustomTool)[];
+export function toOpenAIResponsesTools(source: Pipeline | readonly AnyTool[], options?: OpenAIResponsesOptions): (FunctionTool | CustomTool)[] {
+  const custom = customOption('toOpenAIResponsesTools', options);
+  return toolSchemas(source).map(({ name, description, inputSchema }): FunctionTool | CustomTool => {
+    if (custom?.has(name) !== true) return { type: 'function', name, description, parameters: inputSchema, strict: false };
+    if (inputSchema['type'] !== 'string') {
+      throw new ConfigError('toOpenAIResponsesTools', `tool "${name}" input`, 'a string schema, as its free-form declaration needs', inputSchema);
+    }
+    const format = custom.format(name);
+    return format === undefined ? { type: 'custom', name, description } : { type: 'custom', name, description, format };
+  });
 }

@@ -1,10 +1,9 @@
 import { Observable } from 'rxjs';
-import type { ResponseFunctionToolCall, ResponseOutputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { IncompleteArguments } from '../../incompleteArguments.js';
+import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
-import { OpenAIResponsesStreamError } from './errors.js';
-import { isObject } from '../../internal/validate.js';
+import { customOption, type OpenAIResponsesOptions } from './customTools.js';
+import { ResponsesCallAssembler } from './responsesCallAssembler.js';
 
 /**
  * Turns an OpenAI Responses API stream into tool calls, each emitted as soon as its arguments are
@@ -31,8 +30,19 @@ import { isObject } from '../../internal/validate.js';
  *   with an {@link OpenAIResponsesStreamError}; a source that errors → the same, with the source's error
  *   as thrown (`pipeline.run` then rejects with a `SourceError` holding every result).
  *
+ * **Free-form tools** (opt-in). With `options.custom` from {@link openAICustomTools}, a
+ * `custom_tool_call` item of a declared tool is read the same way — `response.custom_tool_call_input.delta`
+ * events, emitted at `response.custom_tool_call_input.done` or `response.output_item.done` — and
+ * emitted as `{ id: call_id, name, args: JSON.stringify(input) }`: the JSON encoding of the text, so the
+ * pipeline's intake (which parses string arguments as JSON) hands the tool's `z.string()` input the
+ * text exactly as the model wrote it. A `custom_tool_call` of any other name is ignored, as a server's
+ * own call: xAI reports its server-side searches (`x_keyword_search`, …) as `custom_tool_call` items.
+ *
  * Other output items (messages, reasoning, web search and other built-in tool calls) and unknown
  * events are ignored. A function call's `namespace` is not used: the name is taken as given.
+ *
+ * Each event costs constant time however many calls are open at once (they are indexed by call id,
+ * item id and output index), so a response with N calls costs time linear in N.
  *
  * Unsubscribing stops reading the source (an async iterable's `return()` is called, which makes the
  * SDK's stream close the request). At a terminal event (`response.completed`, `response.incomplete`,
@@ -57,12 +67,29 @@ import { isObject } from '../../internal/validate.js';
  * // The next turn answers every call:
  * const next = client.responses.stream({ model: 'gpt-4.1', previous_response_id: id, input: toOpenAIResponsesInput(results), tools });
  * ```
+ *
+ * @param events The stream: what `client.responses.stream(…)` or `client.responses.create({ …, stream:
+ *   true })` returns, or any async iterable or Observable of its events.
+ * @param options `{ custom }` from {@link openAICustomTools}: the tools the model calls with free-form
+ *   text (the same declaration as for `toOpenAIResponsesTools` and `toOpenAIResponsesInput`).
+ * @throws {ConfigError} when `options.custom` is not from `openAICustomTools`.
+ *
+ * @example
+ * ```ts
+ * const custom = openAICustomTools([applyPatch]); // applyPatch's input is z.string()
+ * const stream = client.responses.stream({ model: 'gpt-5', input, tools: toOpenAIResponsesTools(pipeline, { custom }) });
+ * const results = await pipeline.run(fromOpenAIResponsesStream(stream, { custom }));
+ * // applyPatch's body got the patch text as the model wrote it; answer with custom_tool_call_output:
+ * input.push(...(await stream.finalResponse()).output, ...toOpenAIResponsesInput(results, { custom }));
+ * ```
  */
 export function fromOpenAIResponsesStream(
   events: AsyncIterable<ResponseStreamEvent> | Observable<ResponseStreamEvent>,
+  options?: OpenAIResponsesOptions,
 ): Observable<ToolCall> {
+  const custom = customOption('fromOpenAIResponsesStream', options);
   return new Observable<ToolCall>((subscriber) => {
-    const assembler = new ResponsesCallAssembler((call) => {
+    const assembler = new ResponsesCallAssembler(custom, (call) => {
       if (!subscriber.closed) subscriber.next(call);
     });
     const reader = new SourceReader(events, {
@@ -87,132 +114,4 @@ export function fromOpenAIResponsesStream(
     reader.start();
     return () => reader.stop();
   });
-}
-
-interface OpenCall {
-  readonly callId: string;
-  name: string;
-  readonly itemId: string | undefined;
-  readonly outputIndex: number | undefined;
-  args: string;
-}
-
-/** How an event ended the stream, if it did. */
-type End = 'complete' | { readonly error: OpenAIResponsesStreamError } | undefined;
-
-/** Tracks the open function calls of one response; one per subscription. */
-class ResponsesCallAssembler {
-  /** Open calls, in the order they were added. */
-  #open: OpenCall[] = [];
-  /** The `call_id`s emitted: each call is emitted once. */
-  readonly #emitted = new Set<string>();
-
-  constructor(private readonly emit: (call: ToolCall) => void) {}
-
-  push(event: ResponseStreamEvent): End {
-    if (!isObject(event)) return undefined;
-    switch (event.type) {
-      case 'response.output_item.added': {
-        const item = functionCall(event.item);
-        if (item === undefined || this.#emitted.has(item.call_id) || this.#open.some((o) => o.callId === item.call_id)) {
-          return undefined;
-        }
-        this.#open.push({
-          callId: item.call_id,
-          name: item.name,
-          itemId: nonEmpty(item.id),
-          outputIndex: typeof event.output_index === 'number' ? event.output_index : undefined,
-          args: typeof item.arguments === 'string' ? item.arguments : '',
-        });
-        return undefined;
-      }
-      case 'response.function_call_arguments.delta': {
-        const open = this.#find(event.item_id, event.output_index);
-        if (open !== undefined && typeof event.delta === 'string') open.args += event.delta;
-        return undefined;
-      }
-      case 'response.function_call_arguments.done': {
-        const open = this.#find(event.item_id, event.output_index);
-        if (open === undefined) return undefined;
-        if (open.name === '' && typeof event.name === 'string') open.name = event.name;
-        this.#close(open, typeof event.arguments === 'string' ? event.arguments : open.args, undefined);
-        return undefined;
-      }
-      case 'response.output_item.done': {
-        const item = functionCall(event.item);
-        if (item === undefined || this.#emitted.has(item.call_id)) return undefined;
-        const open =
-          this.#open.find((o) => o.callId === item.call_id) ??
-          this.#find(item.id, event.output_index) ??
-          // Done without ever being added: the item is whole, so it can be emitted all the same.
-          { callId: item.call_id, name: item.name, itemId: nonEmpty(item.id), outputIndex: event.output_index, args: '' };
-        if (open.name === '') open.name = item.name;
-        const args = typeof item.arguments === 'string' ? item.arguments : open.args;
-        this.#close(open, args, item.status === 'incomplete' ? 'incomplete' : undefined);
-        return undefined;
-      }
-      case 'response.completed': {
-        // Calls still open (no done event reached us): use the final output when it holds them whole.
-        const output: unknown = isObject(event.response) ? event.response.output : undefined;
-        for (const open of [...this.#open]) {
-          const item = Array.isArray(output)
-            ? (output as unknown[]).map(functionCall).find((i) => i?.call_id === open.callId)
-            : undefined;
-          if (item !== undefined && typeof item.arguments === 'string' && item.status !== 'incomplete' && item.status !== 'in_progress') {
-            this.#close(open, item.arguments, undefined);
-          } else {
-            this.#close(open, open.args, 'stream_ended');
-          }
-        }
-        return 'complete';
-      }
-      case 'response.incomplete': {
-        const details: unknown = isObject(event.response) ? event.response.incomplete_details : undefined;
-        const reason = isObject(details) && typeof details['reason'] === 'string' ? details['reason'] : undefined;
-        this.closeAll(reason === 'max_output_tokens' ? 'max_tokens' : (reason ?? 'incomplete'));
-        return 'complete';
-      }
-      case 'response.failed':
-      case 'error': {
-        this.closeAll('stream_error');
-        return { error: new OpenAIResponsesStreamError(event) };
-      }
-      default:
-        return undefined;
-    }
-  }
-
-  /** Emits every open call as incomplete, in the order they were added. */
-  closeAll(reason: string): void {
-    for (const open of [...this.#open]) this.#close(open, open.args, reason);
-  }
-
-  /**
-   * The open call an event is about: by item id when both the event and the call have one, else by
-   * output index.
-   */
-  #find(itemId: unknown, outputIndex: unknown): OpenCall | undefined {
-    const id = nonEmpty(itemId);
-    return this.#open.find((open) =>
-      id !== undefined && open.itemId !== undefined ? open.itemId === id : typeof outputIndex === 'number' && open.outputIndex === outputIndex,
-    );
-  }
-
-  #close(open: OpenCall, args: string, incomplete: string | undefined): void {
-    this.#open = this.#open.filter((o) => o !== open);
-    if (this.#emitted.has(open.callId)) return;
-    this.#emitted.add(open.callId);
-    this.emit({ id: open.callId, name: open.name, args: incomplete === undefined ? args : new IncompleteArguments(incomplete, args) });
-  }
-}
-
-/** The item as a function call, when it is one with a `call_id`. */
-function functionCall(item: ResponseOutputItem | unknown): ResponseFunctionToolCall | undefined {
-  if (!isObject(item) || item['type'] !== 'function_call' || typeof item['call_id'] !== 'string') return undefined;
-  const call = item as unknown as ResponseFunctionToolCall;
-  return typeof call.name === 'string' ? call : { ...call, name: '' };
-}
-
-function nonEmpty(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
 }

@@ -6,6 +6,7 @@ import { tap } from 'rxjs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fromAnthropicStream, toAnthropicToolResults, type AnthropicStreamEvent } from '../../../src/adapters/anthropic/index.js';
 import { createPipeline, SourceError, type ToolCall } from '../../../src/index.js';
+import { streamedResponse } from '../streamedResponse.js';
 import { ran, settle, weather } from './helpers.js';
 
 // test/adapters/anthropic/ → the repository root is three levels up; shared/ sits beside it.
@@ -19,21 +20,8 @@ const recorded = readFileSync(FIXTURE, 'utf8');
  */
 const framed = recorded.replace(/^(data:.*)\n/gm, '$1\n\n');
 
-/** An HTTP response whose body arrives in small chunks that split lines and events, as on a network. */
-function sseResponse(text: string, chunkSize = 37): Response {
-  const bytes = new TextEncoder().encode(text);
-  let offset = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (offset >= bytes.length) return controller.close();
-      controller.enqueue(bytes.slice(offset, (offset += chunkSize)));
-    },
-  });
-  return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
-}
-
 /** The SDK's own SSE parser over the text: what `client.messages.create({ stream: true })` returns. */
-const sdkStream = (text: string) => Stream.fromSSEResponse<Anthropic.RawMessageStreamEvent>(sseResponse(text), new AbortController());
+const sdkStream = (text: string) => Stream.fromSSEResponse<Anthropic.RawMessageStreamEvent>(streamedResponse(text), new AbortController());
 
 const LONDON = { id: 'toolu_01QRThyzKt6NibK3m1DjUTkE', name: 'weather' } as const;
 const PARIS = { id: 'toolu_015A1zQUwKw1YE3CYvRRUdXZ', name: 'weather' } as const;

@@ -4,22 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fromOpenAIChatStream, toOpenAIChatToolMessages } from '../../../src/adapters/openai/index.js';
 import { createPipeline, defineTool, IncompleteArguments, SourceError, type ToolCall } from '../../../src/index.js';
-import { asAsync, calls, chunk, finish, first, gate, more, outline, usage } from './helpers.js';
+import { asAsync, calls, chunk, finish, first, gate, more, outline, recordingTools, usage } from './helpers.js';
 
 const collect = (source: Observable<ToolCall>) => firstValueFrom(source.pipe(toArray()));
-
-/** A tool that records which bodies ran. */
-function recordingTools() {
-  const ran: string[] = [];
-  const read = defineTool({
-    name: 'read_file',
-    description: 'Read a file',
-    input: z.object({ path: z.string() }),
-    mode: 'parallel',
-    execute: ({ path }) => (ran.push(path), `contents of ${path}`),
-  });
-  return { ran, pipeline: createPipeline({ tools: [read] }) };
-}
 
 describe('fromOpenAIChatStream: merging fragments', () => {
   it('takes id and name from the first fragment of an index and concatenates the arguments', async () => {

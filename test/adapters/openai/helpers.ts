@@ -6,7 +6,8 @@ import type {
   ResponseStreamEvent,
 } from 'openai/resources/responses/responses';
 import { Stream } from 'openai/streaming';
-import type { ToolResult } from '../../../src/index.js';
+import { z } from 'zod';
+import { createPipeline, defineTool, type ToolResult } from '../../../src/index.js';
 
 type Delta = ChatCompletionChunk.Choice.Delta;
 type Fragment = ChatCompletionChunk.Choice.Delta.ToolCall;
@@ -64,6 +65,19 @@ export function gate(): { readonly promise: Promise<void>; open(): void } {
   let open!: () => void;
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
+}
+
+/** A pipeline with one parallel `read_file` tool, and the paths its bodies read, in order. */
+export function recordingTools() {
+  const ran: string[] = [];
+  const read = defineTool({
+    name: 'read_file',
+    description: 'Read a file',
+    input: z.object({ path: z.string() }),
+    mode: 'parallel',
+    execute: ({ path }) => (ran.push(path), `contents of ${path}`),
+  });
+  return { ran, pipeline: createPipeline({ tools: [read] }) };
 }
 
 /** `[id, status, error code]` of each result, for compact assertions. */

@@ -1,0 +1,51 @@
+import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
+import { Subject } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { fromOpenAIResponsesStream } from '../../../src/adapters/openai/index.js';
+import { functionCall, response, sequence, type Unnumbered } from './helpers.js';
+
+/**
+ * A response with `n` function calls open at once: every item added first, then one argument delta
+ * each, then (`ending: 'done'`) each call's `.done`, or (`'completed'`) only `response.completed`
+ * holding them all whole.
+ */
+function manyOpenCalls(n: number, ending: 'done' | 'completed'): ResponseStreamEvent[] {
+  const ids = Array.from({ length: n }, (_, i) => i);
+  const events: Unnumbered[] = [
+    ...ids.map((i): Unnumbered => ({ type: 'response.output_item.added', output_index: i, item: functionCall(`fc_${i}`, `call_${i}`, 'noop', '', 'in_progress') })),
+    ...ids.map((i): Unnumbered => ({ type: 'response.function_call_arguments.delta', item_id: `fc_${i}`, output_index: i, delta: `{"i":${i}}` })),
+    ...(ending === 'done'
+      ? ids.map((i): Unnumbered => ({ type: 'response.function_call_arguments.done', item_id: `fc_${i}`, output_index: i, name: 'noop', arguments: `{"i":${i}}` }))
+      : []),
+    { type: 'response.completed', response: response('completed', ids.map((i) => functionCall(`fc_${i}`, `call_${i}`, 'noop', `{"i":${i}}`))) },
+  ];
+  return sequence(events);
+}
+
+/**
+ * Milliseconds to push the events through the adapter (synchronously), checking every call came out;
+ * `Infinity` as soon as more than `budgetMs` have passed.
+ */
+function time(events: readonly ResponseStreamEvent[], n: number, budgetMs: number): number {
+  const source = new Subject<ResponseStreamEvent>();
+  let count = 0;
+  fromOpenAIResponsesStream(source).subscribe(() => count++);
+  const started = performance.now();
+  for (let i = 0; i < events.length; i++) {
+    source.next(events[i]!);
+    if (i % 1024 === 0 && performance.now() - started > budgetMs) return Infinity;
+  }
+  expect(count).toBe(n);
+  return performance.now() - started;
+}
+
+describe('fromOpenAIResponsesStream: cost is linear in the calls open at once', () => {
+  // Wall-clock on purpose, with a generous bound that fails only when the quadratic scan is back: 50k
+  // calls open at once take 0.2–0.5 s when each event finds its call in constant time, and about a
+  // minute when each event scans or copies the list of open calls (before the fix 5k took 0.6 s and
+  // 20k 8–18 s). The ratios are measured in bench/adapters.ts.
+  it.each(['done', 'completed'] as const)('50k calls open at once, each ended by %s, take well under 5 s', (ending) => {
+    time(manyOpenCalls(5_000, ending), 5_000, 5_000); // warm-up
+    expect(time(manyOpenCalls(50_000, ending), 50_000, 5_000)).toBeLessThan(5_000);
+  });
+});
