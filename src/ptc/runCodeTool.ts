@@ -10,6 +10,7 @@ import { describeTools } from './describeTools.js';
 import type { SubCallsOmitted, SubDispatch } from './subCallLog.js';
 import { SubCalls } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
+import { brand } from '../internal/brand.js';
 
 /**
  * Options of {@link runCodeTool}.
@@ -77,6 +78,10 @@ export interface ProgramOutput {
  * ```
  */
 export class ProgramError extends Error {
+  static {
+    brand(this, 'ProgramError');
+  }
+
   override readonly name = 'ProgramError';
   constructor(
     readonly failure: CodeFailure,

@@ -3,6 +3,7 @@ import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages
 import type { ErrorResponse } from '@anthropic-ai/sdk/resources/shared';
 import type { Observable } from 'rxjs';
 import { isObject } from '../../internal/validate.js';
+import { brand } from '../../internal/brand.js';
 
 /**
  * A `ping` keep-alive, sent anywhere in an Anthropic stream. The official SDK drops pings before
@@ -81,6 +82,10 @@ export type AnthropicEventSource = AsyncIterable<AnthropicStreamEvent> | Observa
  * ```
  */
 export class AnthropicStreamError extends Error {
+  static {
+    brand(this, 'AnthropicStreamError');
+  }
+
   constructor(
     /** The `error` event as the stream sent it. */
     readonly event: AnthropicErrorEvent,

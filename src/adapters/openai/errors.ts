@@ -1,5 +1,6 @@
 import type { ResponseErrorEvent, ResponseFailedEvent } from 'openai/resources/responses/responses';
 import { isObject } from '../../internal/validate.js';
+import { brand } from '../../internal/brand.js';
 
 /**
  * The error `fromOpenAIResponsesStream` fails with when the stream itself reports a failure: an
@@ -20,6 +21,10 @@ import { isObject } from '../../internal/validate.js';
  * ```
  */
 export class OpenAIResponsesStreamError extends Error {
+  static {
+    brand(this, 'OpenAIResponsesStreamError');
+  }
+
   /** The provider's error code (e.g. `'server_error'`), when it gave one. */
   readonly code: string | null;
 
