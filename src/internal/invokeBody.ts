@@ -76,9 +76,12 @@ async function collectAsyncIterable(
 ): Promise<void> {
   try {
     const iterator = output[Symbol.asyncIterator]();
+    /** The body's return() after an abort: it has finished only once that settled (its `finally` ran). */
+    let returned: Promise<unknown> | undefined;
     record.run!.stopBody = () => {
-      // return() may reject or never settle; the loop below notices the abort on its own.
-      Promise.resolve()
+      // return() may reject or never settle; the loop below notices the abort on its own, and the slot
+      // is held until return() settles, at most abortGraceMs.
+      returned = Promise.resolve()
         .then(() => iterator.return?.())
         .catch(() => undefined);
       return false;
@@ -88,6 +91,7 @@ async function collectAsyncIterable(
       if (step.done || record.run!.aborted) break;
       items.push(step.value);
     }
+    if (returned !== undefined) await returned;
   } catch (error) {
     countOmitted(record, items);
     sink.rejectBody(record, error, items.kept);

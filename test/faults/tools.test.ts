@@ -255,3 +255,29 @@ describe('ctx.cancelRest() misuse', () => {
     expect(outline(results)).toEqual([['bad', 'error', 'timeout'], ['after1', 'ok', undefined]]);
   });
 });
+
+describe('an aborted async-iterable body', () => {
+  it("keeps its slot until its return() settled (its finally ran): an exclusive call never overlaps the cleanup", async () => {
+    const events: string[] = [];
+    const stream = bad(
+      () =>
+        (async function* () {
+          try {
+            await sleep(20); // ignores the signal: the pending step resolves after the timeout
+            yield 'late item';
+          } finally {
+            await sleep(20);
+            events.push('stream cleaned up');
+          }
+        })(),
+      { timeoutMs: 5 },
+    );
+    const exclusive = defineTool({ name: 'write', description: 'w', input: z.object({}), execute: () => void events.push('exclusive ran') });
+    const results = await createPipeline({ tools: [stream, exclusive], abortGraceMs: 1000, onError: 'continue' }).run([
+      badCall,
+      { id: 'w', name: 'write', args: {} },
+    ]);
+    expect(outline(results)).toEqual([['bad', 'error', 'timeout'], ['w', 'ok', undefined]]);
+    expect(events).toEqual(['stream cleaned up', 'exclusive ran']);
+  });
+});
