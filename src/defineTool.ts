@@ -13,9 +13,12 @@ export type ToolMode = 'parallel' | 'exclusive';
 
 /**
  * What a failed call does to its siblings.
- * - `'cancel-rest'`: every unfinished call of the subscription is cancelled (running bodies see their
- *   signal abort); each still gets a `cancelled` result.
+ * - `'cancel-rest'`: every unfinished call of its turn (`ToolCall.turn`; the subscription's, for calls
+ *   without one) is cancelled (running bodies see their signal abort); each still gets a `cancelled`
+ *   result. Other turns go on.
  * - `'continue'`: the others go on.
+ * Unset on the tool and the pipeline, the tool's mode decides: exclusive → `'cancel-rest'`, parallel →
+ * `'continue'`.
  */
 export type OnError = 'cancel-rest' | 'continue';
 
@@ -73,7 +76,11 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * @default the pipeline's `defaultTimeoutMs` (5 minutes unless set)
    */
   readonly timeoutMs?: number;
-  /** Overrides the pipeline's `onError` for failures of this tool. @default the pipeline's `onError` */
+  /**
+   * What a failure of this tool does to the other unfinished calls of its turn; overrides the
+   * pipeline's `onError`. @default the pipeline's `onError`, else by `mode`: `'continue'` for a parallel
+   * tool, `'cancel-rest'` for an exclusive one
+   */
   readonly onError?: OnError;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;

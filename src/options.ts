@@ -30,9 +30,13 @@ export interface PipelineOptions {
    */
   readonly concurrency?: number;
   /**
-   * What a failed call (throw, rejection, timeout) does to the other calls of the subscription.
-   * A tool's own `onError` overrides it.
-   * @default 'cancel-rest'
+   * What a failed call (throw, rejection, timeout) does to the other unfinished calls of its turn
+   * (`ToolCall.turn`; calls without one share the subscription's turn). A tool's own `onError`
+   * overrides it. Unset, the tool's mode decides: a failing `parallel` call (a read, a lookup) cancels
+   * nothing — the model sees the one failure and its siblings' results; a failing `exclusive` call (a
+   * write, a command) cancels the rest of its turn, whose calls may have depended on it. Set
+   * `'cancel-rest'` for "any failure cancels the rest of its turn", `'continue'` for "nothing does".
+   * @default by the tool's mode
    */
   readonly onError?: OnError;
   /**
@@ -148,7 +152,8 @@ export interface PipelineSettings {
   readonly tools: ReadonlyMap<string, AnyTool>;
   readonly concurrency: number;
   readonly maxPending: number;
-  readonly onError: OnError;
+  /** `undefined`: by the tool's mode. */
+  readonly onError: OnError | undefined;
   /** `undefined` for no limit. */
   readonly defaultTimeoutMs: number | undefined;
   readonly abortGraceMs: number;
@@ -196,7 +201,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     tools,
     concurrency = 10,
     maxPending = 1000,
-    onError = 'cancel-rest',
+    onError,
     defaultTimeoutMs = DEFAULT_TIMEOUT_MS,
     abortGraceMs = 1000,
     scheduler = asyncScheduler,
@@ -215,7 +220,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   if (!isCount(maxPending, 1)) {
     fail('maxPending', 'a positive integer or Infinity', maxPending);
   }
-  if (onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
+  if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
   if (defaultTimeoutMs !== Infinity && !isPositiveDuration(defaultTimeoutMs)) {
     fail('defaultTimeoutMs', `1 to ${MAX_TIMER_MS} milliseconds, or Infinity for no limit`, defaultTimeoutMs);
   }

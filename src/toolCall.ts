@@ -17,4 +17,10 @@ export interface ToolCall {
   readonly name: string;
   /** The arguments: a JSON string or a parsed value. */
   readonly args: unknown;
+  /**
+   * The model response this call belongs to (the adapters set the response or message id). A failure
+   * that cancels the rest cancels only unfinished calls of the same turn, so one long-lived
+   * subscription can carry a whole conversation. Calls without one share the subscription's turn.
+   */
+  readonly turn?: string;
 }

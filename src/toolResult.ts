@@ -46,6 +46,8 @@ interface ResultBase {
   readonly name: string;
   /** Arrival order within the subscription, from 0. Results are emitted in this order. */
   readonly index: number;
+  /** The call's turn, as it carried it (`ToolCall.turn`); `undefined` for calls without one. */
+  readonly turn: string | undefined;
   /** The model-facing text: the rendered value, or the error message. */
   readonly content: string;
   /** The effective arguments: parsed and validated when intake got that far, else as received. */

@@ -48,7 +48,7 @@ describe('createPipeline().run', () => {
     expect(timing.durations.total).toBeGreaterThanOrEqual(timing.durations.execute);
   });
 
-  it("a failure cancels the rest by default: running siblings abort, queued ones never start", async () => {
+  it("with onError 'cancel-rest' a failure cancels the rest: running siblings abort, queued ones never start", async () => {
     const seen: string[] = [];
     const spy = defineTool({
       name: 'spy',
@@ -64,7 +64,7 @@ describe('createPipeline().run', () => {
         }
       },
     });
-    const pipeline = createPipeline({ tools: [wait, spy], concurrency: 2 });
+    const pipeline = createPipeline({ tools: [wait, spy], concurrency: 2, onError: 'cancel-rest' });
     const results = await pipeline.run([
       { id: 'long', name: 'spy', args: { ms: 1000 } },
       call('bad', 5, true),
@@ -78,18 +78,19 @@ describe('createPipeline().run', () => {
     expect(seen).toEqual(['start long', 'long aborted=true']);
   });
 
-  it('calls arriving after a cancel-rest are cancelled on arrival', async () => {
+  it('calls of its turn arriving after a cancel-rest are cancelled on arrival; another turn is not', async () => {
     const calls = new Subject<ToolCall>();
     const results: string[] = [];
     const done = new Promise<void>((resolve) =>
-      calls.pipe(createPipeline({ tools: [wait] }).operator()).subscribe({ next: (r) => results.push(r.status), complete: resolve }),
+      calls.pipe(createPipeline({ tools: [wait], onError: 'cancel-rest' }).operator()).subscribe({ next: (r) => results.push(r.status), complete: resolve }),
     );
     calls.next(call('bad', 1, true));
     await sleep(10);
     calls.next(call('late', 1));
+    calls.next({ ...call('next turn', 1), turn: 'response_2' });
     calls.complete();
     await done;
-    expect(results).toEqual(['error', 'cancelled']);
+    expect(results).toEqual(['error', 'cancelled', 'ok']);
   });
 
   it("a tool's own onError overrides the pipeline's", async () => {

@@ -25,7 +25,7 @@ const calls = (n: number, name: string): ToolCall[] => Array.from({ length: n },
 
 describe('large backlogs', () => {
   it('cancel-rest over a 20k-call backlog cancels every queued call and completes', async () => {
-    const pipeline = createPipeline({ tools: [failing, asyncParallel], concurrency: 1 });
+    const pipeline = createPipeline({ tools: [failing, asyncParallel], concurrency: 1, onError: 'cancel-rest' });
     const results = await pipeline.run([{ id: 'first', name: 'fail', args: {} }, ...calls(20_000, 'ap')]);
     expect(results).toHaveLength(20_001);
     expect(results[0]!.error?.code).toBe('tool_error');

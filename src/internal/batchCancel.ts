@@ -1,24 +1,91 @@
-import type { Cancellation } from './callRecord.js';
+import type { Cancellation, CallRecord } from './callRecord.js';
+import type { AbortScope } from './concurrentStage.js';
+
+/** A turn as the batch keys it: the call's `turn`, or `undefined` for the subscription's anonymous turn. */
+type TurnKey = string | undefined;
 
 /**
- * The cancellation of one batch (one subscription), shared by the stages: the execute stage decides it
- * (cancel-rest, `ctx.cancelRest()`, the run's signal), and the policy stages before it see it, so a call
- * still in its policy chain or awaiting approval is cancelled at once instead of waiting for an answer
- * that no longer matters.
+ * The cancellations of one batch (one subscription), shared by the stages: the execute stage decides
+ * them, and the policy stages before it follow, so a call still in its policy chain or awaiting
+ * approval is cancelled at once instead of waiting for an answer that no longer matters.
+ *
+ * - The run's signal cancels everything (`cancelAll`).
+ * - A failure under cancel-rest, or `ctx.cancelRest()`, cancels one turn (`cancelTurn`): only calls of
+ *   that turn are reached; the other turns of a long-lived subscription go on.
  */
 export class BatchCancel {
   readonly #controller = new AbortController();
-  /** Why the batch was cancelled; set once. */
-  cancellation: Cancellation | undefined = undefined;
+  /** Why everything was cancelled; set once. */
+  #all: Cancellation | undefined = undefined;
+  /** The cancelled turns, each set once (one entry per turn that failed: small). */
+  readonly #turns = new Map<TurnKey, Cancellation>();
+  /** Who waits to hear that a turn was cancelled: calls in the policy stages. */
+  readonly #listeners = new Map<TurnKey, Set<() => void>>();
 
-  /** Aborts when the batch is cancelled. */
+  /** Aborts when everything is cancelled (not when one turn is). */
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
 
-  cancel(cancellation: Cancellation): void {
-    if (this.cancellation !== undefined) return;
-    this.cancellation = cancellation;
+  /** Why `record` was cancelled, if its turn (or everything) was. */
+  cancellationOf(record: CallRecord): Cancellation | undefined {
+    return this.#all ?? this.#turns.get(record.turn);
+  }
+
+  cancelAll(cancellation: Cancellation): void {
+    if (this.#all !== undefined) return;
+    this.#all = cancellation;
+    const listeners = [...this.#listeners.values()].flatMap((set) => [...set]);
+    this.#listeners.clear();
     this.#controller.abort(new DOMException(`cancelled (${cancellation.reason})`, 'AbortError'));
+    for (const listener of listeners) listener();
+  }
+
+  cancelTurn(turn: TurnKey, cancellation: Cancellation): void {
+    if (this.#all !== undefined || this.#turns.has(turn)) return;
+    this.#turns.set(turn, cancellation);
+    const listeners = this.#listeners.get(turn);
+    this.#listeners.delete(turn);
+    for (const listener of listeners ?? []) listener();
+  }
+
+  /**
+   * The scope of one call's work in a policy stage: it aborts when the stage does (run aborted,
+   * unsubscribed) or when the call's turn is cancelled.
+   */
+  scopeFor(stage: AbortScope, record: CallRecord): AbortScope {
+    const cancellation = () => this.cancellationOf(record);
+    const onTurnCancel = (listener: () => void) => this.#onTurnCancel(record, listener);
+    return {
+      get aborted() {
+        return stage.aborted || cancellation() !== undefined;
+      },
+      get reason() {
+        return stage.aborted ? stage.reason : new DOMException(`cancelled (${cancellation()?.reason})`, 'AbortError');
+      },
+      onAbort(listener) {
+        const unlistenStage = stage.onAbort(listener);
+        const unlistenTurn = onTurnCancel(listener);
+        return () => {
+          unlistenStage();
+          unlistenTurn();
+        };
+      },
+    };
+  }
+
+  #onTurnCancel(record: CallRecord, listener: () => void): () => void {
+    if (this.cancellationOf(record) !== undefined) {
+      listener();
+      return () => undefined;
+    }
+    const turn = record.turn;
+    let set = this.#listeners.get(turn);
+    if (set === undefined) this.#listeners.set(turn, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#listeners.get(turn) === set) this.#listeners.delete(turn);
+    };
   }
 }

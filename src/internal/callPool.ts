@@ -20,8 +20,10 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
  *    when no exclusive call runs and fewer than `concurrency` bodies run; an exclusive call when nothing
  *    runs. The head blocks those behind it, so a barrier is never overtaken.
  * 3. A body's value or failure decides the result and frees the slot. A failure (throw, rejection,
- *    timeout) under `'cancel-rest'` cancels every unfinished call: queued ones and later arrivals get
- *    `cancelled` results without starting; running ones get theirs at once and see their signal abort.
+ *    timeout) under `'cancel-rest'` (the default of exclusive tools) cancels every unfinished call of
+ *    its turn: queued ones and later arrivals of that turn get `cancelled` results without starting;
+ *    running ones get theirs at once and see their signal abort. Other turns go on. The run's signal
+ *    cancels every turn.
  * 4. A timed-out or cancelled body keeps its slot until it settles, at most `abortGraceMs`, so a body
  *    that honours its signal never overlaps its successor, and one that ignores it cannot stall the pool.
  * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when
@@ -51,8 +53,10 @@ export class CallPool implements BodySink {
   private readonly emittedAhead = new Set<number>();
   private sourceDone = false;
   private sourceError: { readonly error: unknown } | undefined = undefined;
-  /** Set once the rest of the subscription is cancelled. */
+  /** Set once everything is cancelled (the run's signal). */
   private cancellation: Cancellation | undefined = undefined;
+  /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
+  private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** `pump` is on the stack. */
   private pumping = false;
   /** The output completed, errored or was unsubscribed. */
@@ -75,10 +79,11 @@ export class CallPool implements BodySink {
   next(record: CallRecord): void {
     if (this.closed) return;
     this.outstanding++;
+    const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn)) : undefined;
     if (record.status !== undefined) {
       this.emit(record);
-    } else if (this.cancellation !== undefined) {
-      record.cancel(this.cancellation);
+    } else if (cancellation !== undefined) {
+      record.cancel(cancellation);
       this.emit(record);
     } else {
       this.queue.push(record);
@@ -121,18 +126,30 @@ export class CallPool implements BodySink {
   }
 
   /**
-   * Cancel every unfinished call but `by`: queued ones get a `cancelled` result without starting, running
-   * ones get theirs now and see their signal abort, and later arrivals are cancelled on arrival.
+   * Cancel every unfinished call of `by`'s turn but `by` (of every turn when the run's signal aborted,
+   * `by` undefined): queued ones get a `cancelled` result without starting, running ones get theirs now
+   * and see their signal abort (their slot is held until they settle, at most `abortGraceMs`), and
+   * later arrivals are cancelled on arrival.
    */
   cancelRest(reason: CancelReason, by: CallRecord | undefined): void {
     if (this.cancellation !== undefined || this.closed) return;
-    if (reason !== 'aborted' && this.settings.programBatch === true) return; // the program decides
     const cancellation: Cancellation = { reason, by };
-    this.cancellation = cancellation;
-    this.batch.cancel(cancellation);
+    let reached: (record: CallRecord) => boolean;
+    if (reason === 'aborted') {
+      this.cancellation = cancellation;
+      this.batch.cancelAll(cancellation);
+      reached = () => true;
+    } else {
+      if (this.settings.programBatch === true) return; // the program decides
+      const turn = by?.turn;
+      if (this.cancelledTurns.has(turn)) return;
+      this.cancelledTurns.set(turn, cancellation);
+      this.batch.cancelTurn(turn, cancellation);
+      reached = (record) => record.turn === turn;
+    }
     const cancelled: CallRecord[] = [];
     for (const record of this.running) {
-      if (record === by || record.status !== undefined) continue;
+      if (record === by || record.status !== undefined || !reached(record)) continue;
       record.endedAt = performance.now();
       record.cancel(cancellation);
       cancelled.push(record);
@@ -141,13 +158,15 @@ export class CallPool implements BodySink {
     const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
     for (const record of cancelled) {
       if (record.run!.abort(abortReason)) this.release(record);
-      else if (this.settings.programBatch === true) this.holdForGrace(record); // completion waits for it
+      else this.holdForGrace(record); // other turns go on: the slot is freed at most abortGraceMs from now
     }
-    for (let record = this.queue.shift(); record !== undefined; record = this.queue.shift()) {
+    const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
+    for (const record of queued) {
       record.cancel(cancellation);
       cancelled.push(record);
     }
     for (const record of cancelled) this.emit(record);
+    this.pump(); // the calls of other turns may start in the slots just freed
   }
 
   /** Teardown: abort whatever still holds a slot, drop timers, listeners and the queue. */
@@ -303,9 +322,14 @@ export class CallPool implements BodySink {
     this.pump();
   }
 
-  /** A failed call: cancel the rest if its policy says so, then emit it. */
+  /**
+   * A failed call: cancel the rest of its turn if its policy says so — the tool's `onError`, else the
+   * pipeline's, else its mode's (an exclusive call's failure cancels its turn; a parallel one's nothing)
+   * — then emit it.
+   */
   private failed(record: CallRecord): void {
-    const onError: OnError = record.tool!.onError ?? this.settings.onError;
+    const tool = record.tool!;
+    const onError: OnError = tool.onError ?? this.settings.onError ?? (tool.mode === 'exclusive' ? 'cancel-rest' : 'continue');
     if (onError === 'cancel-rest') this.cancelRest('sibling_failed', record);
     this.emit(record);
   }

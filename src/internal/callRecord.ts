@@ -21,6 +21,8 @@ export interface Cancellation {
 export class CallRecord {
   /** The tool, once intake found it. */
   tool: AnyTool | undefined = undefined;
+  /** The call's turn (`call.turn`); `undefined` for the subscription's anonymous turn. */
+  turn: string | undefined = undefined;
   /** The effective arguments: raw, then parsed JSON, then the schema's output. */
   args: unknown;
   /** Set once, when the outcome is decided; a record with a status is finished. */

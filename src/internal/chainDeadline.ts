@@ -1,5 +1,5 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
-import type { StageScope } from './concurrentStage.js';
+import type { AbortScope } from './concurrentStage.js';
 import type { WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
 
 /**
@@ -20,13 +20,13 @@ export class ChainDeadline {
   readonly pending = new Set<number>();
 
   constructor(
-    scope: StageScope,
+    scope: AbortScope,
     /** The chain's policy names (two policies may share one), to blame the most recent pending one. */
     private readonly names: readonly string[],
     private readonly ms: number | undefined,
     private readonly scheduler: SchedulerLike,
   ) {
-    this.unlisten = scope.onAbort(() => this.stop('was stopped: the run ended', scope.signal.reason));
+    this.unlisten = scope.onAbort(() => this.stop('was stopped: the run ended', scope.reason));
   }
 
   get signal(): AbortSignal {

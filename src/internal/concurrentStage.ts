@@ -8,13 +8,29 @@ export function isExclusiveCall(record: CallRecord): boolean {
   return record.status === undefined && record.tool!.mode === 'exclusive';
 }
 
+/** Something work can be stopped by: whether it was, why, and a way to hear when it is. */
+export interface AbortScope {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  /** Calls `listener` when the scope aborts (now, if it has); returns the function that unregisters it. */
+  onAbort(listener: () => void): () => void;
+}
+
 /**
  * What the work of one stage subscription shares: its signal (aborted when the run's signal aborts or
  * on unsubscribe), and one listener list, so a burst of pending records does not each add an abort
  * listener to the same signal.
  */
-export class StageScope {
+export class StageScope implements AbortScope {
   readonly #listeners = new Set<() => void>();
+
+  get aborted(): boolean {
+    return this.signal.aborted;
+  }
+
+  get reason(): unknown {
+    return this.signal.reason;
+  }
 
   constructor(readonly signal: AbortSignal) {
     signal.addEventListener('abort', () => {

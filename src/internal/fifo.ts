@@ -34,6 +34,19 @@ export class Fifo<T> {
     return item;
   }
 
+  /** Removes the items `picked` chooses and returns them; the others keep their order. O(length). */
+  removeWhere(picked: (item: T) => boolean): T[] {
+    const removed: T[] = [];
+    const kept: T[] = [];
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i] as T;
+      (picked(item) ? removed : kept).push(item);
+    }
+    this.items = kept;
+    this.head = 0;
+    return removed;
+  }
+
   clear(): void {
     this.items = [];
     this.head = 0;

@@ -1,6 +1,6 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { ApprovalError } from '../toolError.js';
-import type { StageScope } from '../internal/concurrentStage.js';
+import type { AbortScope } from '../internal/concurrentStage.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import type { ApprovalRequest, Approver } from './types.js';
 
@@ -18,7 +18,7 @@ export type ApprovalOutcome =
 export function requestApproval(
   approver: Approver | undefined,
   request: ApprovalRequest,
-  scope: StageScope,
+  scope: AbortScope,
   timeoutMs: number | undefined,
   scheduler: SchedulerLike,
 ): Promise<ApprovalOutcome> {
@@ -28,7 +28,7 @@ export function requestApproval(
     message: `Denied: calling "${request.tool.name}" needs approval, and ${why}.`,
   });
   if (approver === undefined) return Promise.resolve(denied('approval_unavailable', 'no approver is configured'));
-  if (scope.signal.aborted) return Promise.resolve(denied('approval_aborted', 'the run was aborted'));
+  if (scope.aborted) return Promise.resolve(denied('approval_aborted', 'the run was aborted'));
 
   return new Promise<ApprovalOutcome>((resolve) => {
     const asking = new AbortController();

@@ -30,9 +30,10 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
   if (allowsEveryCall(settings)) return identity;
   const { approve, approvalTimeoutMs, scheduler } = settings;
 
-  const enforce = (record: CallRecord, scope: StageScope): void | Promise<void> => {
+  const enforce = (record: CallRecord, stage: StageScope): void | Promise<void> => {
     if (record.status !== undefined) return;
-    if (batch.cancellation !== undefined) return record.cancel(batch.cancellation); // nobody is asked for a cancelled batch
+    const cancelled = batch.cancellationOf(record);
+    if (cancelled !== undefined) return record.cancel(cancelled); // nobody is asked for a cancelled turn
     const { decision, decidedBy: policy, reasons } = record;
     if (decision === 'allow') {
       record.decidedAt = performance.now();
@@ -51,11 +52,15 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
       index: record.index,
       reasons,
     });
-    return requestApproval(approve, request, scope, approvalTimeoutMs, scheduler).then((outcome) => {
+    return requestApproval(approve, request, batch.scopeFor(stage, record), approvalTimeoutMs, scheduler).then((outcome) => {
       record.addTrace({ stage: 'approval', event: 'answer', answer: outcome.approved ? 'allowed-once' : outcome.code });
-      if (outcome.approved) record.decidedAt = performance.now();
-      // The question stopped mattering: the batch was cancelled while it was pending.
-      else if (outcome.code === 'approval_aborted' && batch.cancellation !== undefined) record.cancel(batch.cancellation);
+      if (outcome.approved) {
+        record.decidedAt = performance.now();
+        return;
+      }
+      // The question stopped mattering: the turn was cancelled while it was pending.
+      const cancellation = outcome.code === 'approval_aborted' ? batch.cancellationOf(record) : undefined;
+      if (cancellation !== undefined) record.cancel(cancellation);
       else record.fail('denied', { code: outcome.code, message: outcome.message, reasons });
     });
   };

@@ -65,7 +65,7 @@ function admit(
 ): CallRecord {
   const receivedAt = performance.now();
   const shaped = typeof call === 'object' && call !== null;
-  const { id, name, args } = shaped ? readCall(call) : { id: undefined, name: undefined, args: undefined };
+  const { id, name, args, turn } = shaped ? readCall(call) : UNREADABLE;
   const record = new CallRecord(
     index,
     typeof id === 'string' ? id : `invalid_call_${index}`,
@@ -73,10 +73,11 @@ function admit(
     args,
     receivedAt,
   );
-  if (typeof id !== 'string' || id === '' || typeof name !== 'string') {
+  if (typeof turn === 'string') record.turn = turn;
+  if (typeof id !== 'string' || id === '' || typeof name !== 'string' || (turn !== undefined && typeof turn !== 'string')) {
     return reject(record, {
       code: 'invalid_call',
-      message: `Malformed tool call: expected an object with a non-empty string "id" and a string "name"; received ${describeValue(call)}.`,
+      message: `Malformed tool call: expected an object with a non-empty string "id", a string "name" and, if any, a string "turn"; received ${describeValue(call)}.`,
     });
   }
   if (!seenIds.add(id)) {
@@ -158,13 +159,22 @@ function admit(
   return record;
 }
 
-/** Reads the three fields once each: a hostile getter or Proxy becomes an `invalid_call`, not a crash. */
-function readCall(call: object): { id: unknown; name: unknown; args: unknown } {
+interface CallFields {
+  readonly id: unknown;
+  readonly name: unknown;
+  readonly args: unknown;
+  readonly turn: unknown;
+}
+
+const UNREADABLE: CallFields = { id: undefined, name: undefined, args: undefined, turn: undefined };
+
+/** Reads the fields once each: a hostile getter or Proxy becomes an `invalid_call`, not a crash. */
+function readCall(call: object): CallFields {
   try {
-    const { id, name, args } = call as Record<string, unknown>;
-    return { id, name, args };
+    const { id, name, args, turn } = call as Record<string, unknown>;
+    return { id, name, args, turn };
   } catch {
-    return { id: undefined, name: undefined, args: undefined };
+    return UNREADABLE;
   }
 }
 

@@ -38,8 +38,11 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
   if (allowsEveryCall(settings)) return identity;
   const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
 
-  const decide = async (record: CallRecord, scope: StageScope): Promise<void> => {
-    if (batch.cancellation !== undefined) return record.cancel(batch.cancellation); // no policy runs for a cancelled batch
+  const decide = async (record: CallRecord, stage: StageScope): Promise<void> => {
+    const cancelled = batch.cancellationOf(record);
+    if (cancelled !== undefined) return record.cancel(cancelled); // no policy runs for a cancelled turn
+    // Aborts when the run does, and when this call's turn is cancelled.
+    const scope = batch.scopeFor(stage, record);
     record.originalArgs = record.args;
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
@@ -53,8 +56,9 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
       record.decision = decision.decision;
       return;
     }
-    // Stopped because the batch was cancelled (cancel-rest, the run's signal): cancelled, not denied.
-    if (batch.cancellation !== undefined && scope.signal.aborted) return record.cancel(batch.cancellation);
+    // Stopped because the turn was cancelled (cancel-rest, the run's signal): cancelled, not denied.
+    const cancellation = batch.cancellationOf(record);
+    if (cancellation !== undefined && scope.aborted) return record.cancel(cancellation);
     record.addTrace({ stage: 'pre', event: 'failed', policy: failure.policy, message: failure.message });
     // Not `instanceof`: a policy may throw anything, even a Proxy whose prototype lookup throws.
     const rejected = rewriteRejections.get(failure.cause as object);

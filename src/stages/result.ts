@@ -55,7 +55,7 @@ export function warnObserverError(error: unknown, result: ToolResult): void {
 export function toResult(record: CallRecord): ToolResult {
   const content = renderRecordContent(record);
   const finishedAt = performance.now();
-  const { id, name, index, args, started, decision } = record;
+  const { id, name, index, turn, args, started, decision } = record;
   const decidedAt = record.decidedAt || record.admittedAt;
   const timing: ToolTiming = Object.freeze({
     receivedAt: record.receivedAt,
@@ -81,7 +81,7 @@ export function toResult(record: CallRecord): ToolResult {
   if (record.status === 'ok') {
     const { value, streamed } = record;
     return Object.freeze({
-      id, name, index, status: 'ok', content, value, streamed,
+      id, name, index, turn, status: 'ok', content, value, streamed,
       args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
     });
   }
@@ -90,12 +90,12 @@ export function toResult(record: CallRecord): ToolResult {
   const { partial } = record;
   if (partial === undefined) {
     return Object.freeze({
-      id, name, index, status, content, error, incomplete: false,
+      id, name, index, turn, status, content, error, incomplete: false,
       args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
     });
   }
   return Object.freeze({
-    id, name, index, status, content, error, partial: Object.freeze(partial), incomplete: true,
+    id, name, index, turn, status, content, error, partial: Object.freeze(partial), incomplete: true,
     args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
   });
 }

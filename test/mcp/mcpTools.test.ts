@@ -211,7 +211,7 @@ describe('mcpTools over an in-memory MCP server', () => {
     const { connection, wait } = await github();
     const tools = await mcpTools(connection.client, { mode: { wait: 'parallel', merge_pull_request: 'parallel' } });
 
-    const run = createPipeline({ tools }).run([
+    const run = createPipeline({ tools, onError: 'cancel-rest' }).run([
       { id: 'slow', name: 'wait', args: { ms: 10_000 } },
       { id: 'boom', name: 'merge_pull_request', args: { number: 1 } },
     ]);

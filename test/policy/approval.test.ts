@@ -84,7 +84,7 @@ describe('approval (ask)', () => {
     let approverSignal: AbortSignal | undefined;
     const approve: Approver = (_request, signal) => ((approverSignal = signal), new Promise(() => {})); // a human who never answers
     const failing = defineTool({ name: 'fail', description: 'f', input: z.object({ tag: z.string() }), mode: 'parallel', execute: () => sleep(5).then(() => Promise.reject(new Error('boom'))) });
-    const results = await createPipeline({ tools: [...tools, failing], pre: [askTools(['write'])], approve }).run([
+    const results = await createPipeline({ tools: [...tools, failing], pre: [askTools(['write'])], approve, onError: 'cancel-rest' }).run([
       call('fail', 'f'),
       call('write', 'w'),
       call('read', 'later'),

@@ -108,7 +108,14 @@ describe('invariants (DESIGN.md) under random latencies, failures, modes and arr
         async (s, specs, concurrency, ticksBeforeUnsubscribe) => {
           const monitor = new BodyMonitor();
           const timers = schedulerTimers(s);
-          const pipeline = createPipeline({ tools: monitoredTools(s, monitor), concurrency, scheduler: timers });
+          // As in runBatch: the specs model their own time limits, and slots are freed only by bodies settling.
+          const pipeline = createPipeline({
+            tools: monitoredTools(s, monitor),
+            concurrency,
+            scheduler: timers,
+            defaultTimeoutMs: Infinity,
+            abortGraceMs: Infinity,
+          });
           const calls = new Subject<ToolCall>();
           const results: ToolResult[] = [];
           const subscription = calls.pipe(pipeline.operator()).subscribe((r) => results.push(r));

@@ -24,6 +24,7 @@ const sleeper = (name: string, mode: 'parallel' | 'exclusive', extra: { timeoutM
 const par = sleeper('par', 'parallel');
 const ex = sleeper('ex', 'exclusive');
 const slow = sleeper('slow', 'parallel', { timeoutMs: 3 });
+const slowEx = sleeper('slowEx', 'exclusive', { timeoutMs: 3 });
 
 const call = (key: string, name: string, frames: number): ToolCall => ({ id: key, name, args: { key, frames } });
 
@@ -36,7 +37,7 @@ describe('execute stage scheduling (virtual time)', () => {
   });
 
   const ids = (options: Partial<PipelineOptions> = {}) => {
-    const pipeline = createPipeline({ tools: [par, ex, slow], ...options });
+    const pipeline = createPipeline({ tools: [par, ex, slow, slowEx], ...options });
     return (calls: import('rxjs').Observable<ToolCall>) => calls.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}`));
   };
 
@@ -73,10 +74,31 @@ describe('execute stage scheduling (virtual time)', () => {
     });
   });
 
-  it('a timeout fails the call at its limit and, by default, cancels the rest', () => {
+  it("a timeout fails the call at its limit; a parallel call's failure cancels nothing by default", () => {
     scheduler.run(({ cold, expectObservable }) => {
       const calls = cold('(abc|)', { a: call('a', 'slow', 10), b: call('b', 'par', 5), c: call('c', 'ex', 1) });
+      expectObservable(calls.pipe(ids())).toBe('---a-b(c|)', { a: 'a:error', b: 'b:ok', c: 'c:ok' });
+    });
+  });
+
+  it("an exclusive call's failure cancels the rest of its turn by default", () => {
+    scheduler.run(({ cold, expectObservable }) => {
+      const calls = cold('(abc|)', { a: call('a', 'slowEx', 10), b: call('b', 'par', 5), c: call('c', 'ex', 1) });
       expectObservable(calls.pipe(ids())).toBe('---(abc|)', { a: 'a:error', b: 'b:cancelled', c: 'c:cancelled' });
+    });
+  });
+
+  it("with onError 'cancel-rest' any failure cancels the rest of its turn", () => {
+    scheduler.run(({ cold, expectObservable }) => {
+      const calls = cold('(abc|)', { a: call('a', 'slow', 10), b: call('b', 'par', 5), c: call('c', 'ex', 1) });
+      expectObservable(calls.pipe(ids({ onError: 'cancel-rest' }))).toBe('---(abc|)', { a: 'a:error', b: 'b:cancelled', c: 'c:cancelled' });
+    });
+  });
+
+  it('cancel-rest reaches only the failing call\'s turn: another turn in the same subscription goes on', () => {
+    scheduler.run(({ cold, expectObservable }) => {
+      const calls = cold('(abc|)', { a: { ...call('a', 'slow', 10), turn: 't1' }, b: { ...call('b', 'par', 5), turn: 't1' }, c: { ...call('c', 'par', 8), turn: 't2' } });
+      expectObservable(calls.pipe(ids({ onError: 'cancel-rest' }))).toBe('---(ab)-(c|)', { a: 'a:error', b: 'b:cancelled', c: 'c:ok' });
     });
   });
 

@@ -38,7 +38,7 @@ const danger = defineTool({ name: 'danger', description: 'Never allowed', input:
 
 describe('toAISDKToolMessage', () => {
   it('maps every status to its v6 output, in the order given', async () => {
-    const pipeline = createPipeline({ tools: [add, slow, boom, danger], pre: [denyTools(['danger'], 'not here')] });
+    const pipeline = createPipeline({ tools: [add, slow, boom, danger], pre: [denyTools(['danger'], 'not here')], onError: 'cancel-rest' });
     const results = await pipeline.run([
       { id: 'c1', name: 'add', args: '{"a":1,"b":2}' },
       { id: 'c2', name: 'danger', args: {} },
