@@ -112,6 +112,43 @@ describe('compileGlob', () => {
   });
 });
 
+describe('compileGlob with ignoreCase', () => {
+  it.each([
+    ['mcp__gh__delete_*', 'mcp__gh__Delete_Repo', true],
+    ['mcp__gh__delete_*', 'MCP__GH__DELETE_REPO', true],
+    ['Read_*', 'read_file', true],
+    ['*a*B*1', 'xAybz1', true],
+    ['*a*b*1', 'xbyaz1', false],
+    ['bash?', 'BASH2', true],
+  ])('%s against %s → %s', (pattern, tool, expected) => {
+    expect(compileGlob(pattern, { ignoreCase: true }).test(tool)).toBe(expected);
+    expect(new GlobSet([pattern], { ignoreCase: true }).matches(tool)).toBe(expected);
+  });
+
+  it('stays linear on a hostile name', () => {
+    const glob = compileGlob('*a*a*a*a*a*a*a*a*b', { ignoreCase: true });
+    const started = performance.now();
+    expect(glob.test('A'.repeat(20_000))).toBe(false);
+    // Generous: the naive translation takes minutes here; this fails only if the construction is lost.
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('property: matches exactly what the case-sensitive glob matches after lower-casing both', () => {
+    const small = fc.constantFrom('a', 'A', 'b', 'B', '.', '1');
+    const smallName = fc.array(small, { maxLength: 10 }).map((c) => c.join(''));
+    const pattern = fc
+      .array(fc.oneof(small, fc.constantFrom('*', '?')), { minLength: 1, maxLength: 8 })
+      .map((c) => c.join(''));
+    fc.assert(
+      fc.property(pattern, smallName, (glob, tool) => {
+        expect(compileGlob(glob, { ignoreCase: true }).test(tool)).toBe(referenceMatch(glob.toLowerCase(), tool.toLowerCase()));
+        expect(compileGlob(glob).test(tool)).toBe(referenceMatch(glob, tool));
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+});
+
 describe('GlobSet', () => {
   it('reports the first matching pattern in list order', () => {
     const set = new GlobSet(['write_*', '*_file', 'bash']);
