@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { allowTools, askTools, createPipeline, defineTool, denyTools, type PreDecision, type PrePolicy } from '../../src/index.js';
+import { allowTools, askTools, createPipeline, defineTool, denyTools, type Approver, type PreDecision, type PrePolicy } from '../../src/index.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -39,7 +39,7 @@ describe('tool patterns and case', () => {
   });
 
   it('askTools asks for a case variant; allowTools allows only the exact spelling', async () => {
-    const approve = vi.fn(async () => 'rejected' as const);
+    const approve = vi.fn<Approver>(async () => 'rejected');
     const tools = ['Write_File', 'read_file', 'READ_file'].map(tool);
     const pipeline = createPipeline({ tools, pre: [askTools(['write_*']), allowTools(['read_*'])], defaultDecision: 'ask', approve });
 
