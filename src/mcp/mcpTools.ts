@@ -13,6 +13,7 @@ const MAX_PAGES = 1000;
 const NAME_PATTERN = /^[A-Za-z0-9_.:-]*$/;
 const UNSAFE_NAME_CHARS = /[^A-Za-z0-9_.:-]/gu;
 const MAX_NAME_LENGTH = 128;
+const NO_NAMES: ReadonlyMap<string, string> = new Map();
 
 const listed = new WeakMap<AnyTool, McpTool>();
 
@@ -20,9 +21,12 @@ const listed = new WeakMap<AnyTool, McpTool>();
  * Turns the tools of a connected MCP server into pipeline tools.
  *
  * Lists every tool (following `nextCursor` pagination) and defines one pipeline tool for each:
- * - **name** — `prefix` + the server's name, with characters outside toolstream's name rule (letters,
- *   digits, `_ - . :`) replaced by `_` (an `onNotice` `renamed`). A name that is empty or too long
- *   (over 128 characters), or that an earlier tool already took, is skipped (`skipped`).
+ * - **name** — `prefix` + the server's name, or + the name `names` maps it to. A server name with a
+ *   character outside toolstream's name rule (letters, digits, `_ - . :`) is refused (an `onNotice`
+ *   `skipped`, `unsafe_name`) unless `names` maps it: rewriting it silently would let `dеlete_repo`
+ *   (Cyrillic `е`) reach the model under a name no deny pattern was written for. A name that is empty
+ *   or too long (over 128 characters with the prefix), or that an earlier tool already took, is
+ *   skipped too. The server is always called by its own name.
  * - **input** — the tool's `inputSchema`, checked before the call: arguments that fail it give an
  *   `invalid_args` result whose message names each path, and the server never sees the call. The
  *   arguments are forwarded exactly as the model sent them (JSON Schema validates, it does not fill in
@@ -76,8 +80,15 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
     const skip = (reason: McpSkipReason, why: string): void =>
       notify({ kind: 'skipped', reason, tool: listedTool, message: `MCP tool ${JSON.stringify(mcpName)} skipped: ${why}` });
 
-    const name = settings.prefix + mcpName.replace(UNSAFE_NAME_CHARS, '_');
-    if (mcpName === '' || name.length > MAX_NAME_LENGTH) {
+    const local = settings.names.get(mcpName) ?? mcpName;
+    const name = settings.prefix + local;
+    const unsafe = local.match(UNSAFE_NAME_CHARS);
+    if (unsafe !== null) {
+      const chars = [...new Set(unsafe)].map(describeChar).join(', ');
+      skip('unsafe_name', `its name has characters a tool name may not have (${chars}); map it to a name in the \`names\` option to offer it`);
+      continue;
+    }
+    if (local === '' || name.length > MAX_NAME_LENGTH) {
       skip('invalid_name', `its name${settings.prefix === '' ? '' : ' with the prefix'} must be 1-${MAX_NAME_LENGTH} characters`);
       continue;
     }
@@ -111,9 +122,6 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
     listed.set(tool, listedTool);
     tools.push(tool);
 
-    if (name !== settings.prefix + mcpName) {
-      notify({ kind: 'renamed', name, tool: listedTool, message: `MCP tool ${JSON.stringify(mcpName)} is offered as "${name}"` });
-    }
     if (input.relaxed.length > 0) {
       notify({
         kind: 'relaxed',
@@ -148,6 +156,8 @@ export function mcpToolOf(tool: AnyTool): McpTool | undefined {
 
 interface Settings {
   readonly prefix: string;
+  /** The caller's `names`: server name → name after the prefix. */
+  readonly names: ReadonlyMap<string, string>;
   readonly trustAnnotations: boolean;
   readonly requestTimeoutMs: number | undefined;
   readonly output: 'structured' | 'text';
@@ -158,7 +168,8 @@ function checkOptions(options: McpToolsOptions): Settings {
     throw new ConfigError('mcpTools', option, expected, received);
   };
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { prefix = '', trustAnnotations = false, mode, timeoutMs, requestTimeoutMs, onError, output = 'structured', signal, onNotice } = options;
+  const { prefix = '', names, trustAnnotations = false, mode, timeoutMs, requestTimeoutMs, onError, output = 'structured', signal, onNotice } =
+    options;
   if (typeof prefix !== 'string' || !NAME_PATTERN.test(prefix) || prefix.length >= MAX_NAME_LENGTH) {
     fail('prefix', `fewer than ${MAX_NAME_LENGTH} letters, digits, "_", "-", "." or ":"`, prefix);
   }
@@ -174,7 +185,36 @@ function checkOptions(options: McpToolsOptions): Settings {
   if (output !== 'structured' && output !== 'text') fail('output', '"structured" or "text"', output);
   if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'an AbortSignal', signal);
   if (onNotice !== undefined && typeof onNotice !== 'function') fail('onNotice', 'a function', onNotice);
-  return { prefix, trustAnnotations, requestTimeoutMs: requestTimeoutMs ?? timeoutMs, output };
+  return { prefix, names: checkNames(names, prefix, fail), trustAnnotations, requestTimeoutMs: requestTimeoutMs ?? timeoutMs, output };
+}
+
+/** The `names` option as a map, each target a valid name that fits beside the prefix and no other entry's. */
+function checkNames(
+  names: McpToolsOptions['names'],
+  prefix: string,
+  fail: (option: string, expected: string, received: unknown) => never,
+): ReadonlyMap<string, string> {
+  if (names === undefined) return NO_NAMES;
+  if (typeof names !== 'object' || names === null || Array.isArray(names)) fail('names', 'an object mapping server tool names to names', names);
+  const map = new Map<string, string>();
+  const targets = new Map<string, string>();
+  for (const [mcpName, local] of Object.entries(names)) {
+    const option = `names[${JSON.stringify(mcpName)}]`;
+    if (typeof local !== 'string' || local === '' || !NAME_PATTERN.test(local) || prefix.length + local.length > MAX_NAME_LENGTH) {
+      fail(option, `1-${MAX_NAME_LENGTH - prefix.length} letters, digits, "_", "-", "." or ":"${prefix === '' ? '' : ' (with the prefix, at most 128)'}`, local);
+    }
+    const other = targets.get(local);
+    if (other !== undefined) fail(option, `a name no other entry maps to (names[${JSON.stringify(other)}] is ${JSON.stringify(local)})`, local);
+    targets.set(local, mcpName);
+    map.set(mcpName, local);
+  }
+  return map;
+}
+
+/** A character for a message: itself and its code point, so a look-alike (Cyrillic `е`) is told apart. */
+function describeChar(char: string): string {
+  const code = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+  return `${JSON.stringify(char)} U+${code}`;
 }
 
 function resolveMode(tool: McpTool, option: McpToolsOptions['mode'], trustAnnotations: boolean): ToolMode {

@@ -13,9 +13,14 @@ export type McpClient = Pick<Client, 'listTools' | 'callTool'>;
 
 /** Why {@link mcpTools} left a server's tool out. */
 export type McpSkipReason =
+  /**
+   * The name has a character outside letters, digits, `_ - . :` (a space, a slash, a look-alike such
+   * as Cyrillic `е`) and `names` does not map it to a name of its own.
+   */
+  | 'unsafe_name'
   /** The name is empty, or longer than 128 characters with the prefix. */
   | 'invalid_name'
-  /** An earlier tool of the listing already has this (prefixed, sanitised) name. */
+  /** An earlier tool of the listing already has this (prefixed, possibly mapped) name. */
   | 'duplicate_name'
   /** The tool only runs as an MCP task (`execution.taskSupport: 'required'`), which `callTool` refuses. */
   | 'task_required'
@@ -25,14 +30,12 @@ export type McpSkipReason =
 /**
  * Something {@link mcpTools} did to a server's tool that the caller may want to know (see
  * `onNotice`):
- * - `skipped`: the tool is not in the returned list;
- * - `renamed`: characters its name may not have were replaced with `_` (`name` is the pipeline name);
+ * - `skipped`: the tool is not in the returned list (`reason` says why);
  * - `relaxed`: parts of its input schema are not checked before the call (`keywords` are JSON Pointers
  *   into `inputSchema`); the tool is offered, and the server still validates its own input.
  */
 export type McpToolNotice =
   | { readonly kind: 'skipped'; readonly reason: McpSkipReason; readonly tool: McpTool; readonly message: string }
-  | { readonly kind: 'renamed'; readonly name: string; readonly tool: McpTool; readonly message: string }
   | {
       readonly kind: 'relaxed';
       readonly name: string;
@@ -62,6 +65,16 @@ export interface McpToolsOptions {
    * @default ''
    */
   readonly prefix?: string;
+  /**
+   * Names of your choosing for server tools, keyed by the server's name: the pipeline name is
+   * `prefix` + the mapped name, and the server is still called by its own. A server name with
+   * characters a tool name may not have (anything but letters, digits, `_ - . :`) is only offered
+   * when mapped here: decide deliberately what a look-alike such as `dеlete_repo` (Cyrillic `е`) is
+   * called, so your deny patterns see it. Checked at once: each mapped name must be valid, fit
+   * beside the prefix (128 characters together) and be mapped from one server name only.
+   * @example { 'dеlete_repo': 'delete_repo_cyrillic', 'get file': 'get_file' }
+   */
+  readonly names?: Readonly<Record<string, string>>;
   /**
    * Whether the server's annotations decide the mode: `readOnlyHint: true` → `'parallel'`, anything
    * else → `'exclusive'`. Annotations are hints a server makes about itself: trust them only from a
@@ -96,7 +109,7 @@ export interface McpToolsOptions {
   readonly output?: 'structured' | 'text';
   /** Aborts the listing (`tools/list` requests). */
   readonly signal?: AbortSignal;
-  /** Told about every tool skipped, renamed or relaxed. Without it these happen silently. */
+  /** Told about every tool skipped or relaxed. Without it these happen silently. */
   readonly onNotice?: (notice: McpToolNotice) => void;
 }
 

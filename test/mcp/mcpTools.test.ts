@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPipeline, toolSchemas, type AnyTool, type ToolMode, type ToolResult } from '../../src/index.js';
+import { ConfigError, createPipeline, denyTools, toolSchemas, type AnyTool, type ToolMode, type ToolResult } from '../../src/index.js';
 import { mcpToolOf, mcpTools, McpToolError, renderContent, type McpToolNotice } from '../../src/mcp/index.js';
 import { connect, githubServer, listingServer, within, type Connection } from './helpers.js';
 
@@ -303,31 +303,69 @@ describe('mcpTools with unusual listings', () => {
     expect(JSON.parse(result!.content)).toEqual({ name: 't0', arguments: { a: 1 } });
   });
 
-  it('sanitises names, skips the ones it cannot use, and says so', async () => {
+  it('refuses names with characters a tool name may not have, skips the ones it cannot use, and says so', async () => {
     const notices: McpToolNotice[] = [];
     const { client } = await listing([
       tool('get file'),
-      tool('get_file'), // taken by the sanitised 'get file'
+      tool('get_file'), // no longer taken: 'get file' is refused, not rewritten
       tool('x'.repeat(126)), // 128 with the prefix: fine
       tool('y'.repeat(127)), // 129 with the prefix
       tool('run_job', { type: 'object' }, { execution: { taskSupport: 'required' } }),
       tool('broken', { type: 'object', properties: { a: { type: 'array', items: 5 } } }),
       tool('ünïcode/😀'),
+      tool('d\u0435lete_repo'), // a Cyrillic е: sanitising would have offered it as d_lete_repo
     ]);
     const tools = await mcpTools(client, { prefix: 'm_', onNotice: (n) => notices.push(n) });
 
-    expect(tools.map((t) => t.name)).toEqual(['m_get_file', `m_${'x'.repeat(126)}`, 'm__n_code__']);
-    expect(notices.map((n) => [n.kind, n.kind === 'skipped' ? n.reason : n.name, n.tool.name.slice(0, 10)])).toEqual([
-      ['renamed', 'm_get_file', 'get file'],
-      ['skipped', 'duplicate_name', 'get_file'],
+    expect(tools.map((t) => t.name)).toEqual(['m_get_file', `m_${'x'.repeat(126)}`]);
+    expect(notices.map((n) => [n.kind, n.kind === 'skipped' ? n.reason : '', n.tool.name.slice(0, 10)])).toEqual([
+      ['skipped', 'unsafe_name', 'get file'],
       ['skipped', 'invalid_name', 'yyyyyyyyyy'],
       ['skipped', 'task_required', 'run_job'],
       ['skipped', 'invalid_schema', 'broken'],
-      ['renamed', 'm__n_code__', 'ünïcode/😀'],
+      ['skipped', 'unsafe_name', 'ünïcode/😀'],
+      ['skipped', 'unsafe_name', 'd\u0435lete_rep'], // the first 10 characters
     ]);
-    // The server is called by its own name.
-    const [result] = await createPipeline({ tools }).run([{ id: '1', name: 'm_get_file', args: {} }]);
-    expect(JSON.parse(result!.content).name).toBe('get file');
+    expect(notices[0]?.message).toContain('" " U+0020');
+    expect(notices[5]?.message).toMatch(/"\u0435" U\+0435.*`names`/);
+  });
+
+  it('offers a refused name under the name the caller maps it to, and calls the server by its own', async () => {
+    const notices: McpToolNotice[] = [];
+    const { client } = await listing([tool('d\u0435lete_repo'), tool('get file'), tool('Delete_Repo')]);
+    const tools = await mcpTools(client, {
+      prefix: 'mcp__gh__',
+      names: { 'd\u0435lete_repo': 'delete_repo_cyrillic', 'get file': 'get_file', unlisted: 'whatever' },
+      onNotice: (n) => notices.push(n),
+    });
+
+    expect(tools.map((t) => t.name)).toEqual(['mcp__gh__delete_repo_cyrillic', 'mcp__gh__get_file', 'mcp__gh__Delete_Repo']);
+    expect(notices).toEqual([]);
+    expect(mcpToolOf(tools[0]!)?.name).toBe('d\u0435lete_repo');
+    const pipeline = createPipeline({ tools, pre: [denyTools(['mcp__gh__delete_*'])] });
+    const [cyrillic, file, cased] = await pipeline.run([
+      { id: '1', name: 'mcp__gh__delete_repo_cyrillic', args: {} },
+      { id: '2', name: 'mcp__gh__get_file', args: {} },
+      { id: '3', name: 'mcp__gh__Delete_Repo', args: {} },
+    ]);
+    // The deny pattern sees the mapped name, and a case variant, and denies both.
+    expect([cyrillic?.error?.code, cased?.error?.code]).toEqual(['denied', 'denied']);
+    expect(JSON.parse(file!.content).name).toBe('get file');
+  });
+
+  it('checks the names option at once', async () => {
+    const { client, connection } = await listing([tool('a')]);
+    await expect(mcpTools(client, { names: [] as never })).rejects.toThrow(/`names` must be an object/);
+    await expect(mcpTools(client, { names: { a: 'has space' } })).rejects.toThrow(/`names\["a"\]` must be 1-128 letters/);
+    await expect(mcpTools(client, { names: { a: '' } })).rejects.toThrow(ConfigError);
+    await expect(mcpTools(client, { names: { a: 7 as never } })).rejects.toThrow(/received 7/);
+    await expect(mcpTools(client, { prefix: 'p'.repeat(120), names: { a: 'b'.repeat(9) } })).rejects.toThrow(
+      /`names\["a"\]` must be 1-8 letters.*with the prefix, at most 128/,
+    );
+    await expect(mcpTools(client, { names: { a: 'same', b: 'same' } })).rejects.toThrow(
+      /`names\["b"\]` must be a name no other entry maps to \(names\["a"\] is "same"\)/,
+    );
+    expect(connection.received.filter((m) => 'method' in m && m.method === 'tools/list')).toEqual([]);
   });
 
   it('forwards the arguments exactly as validated: no defaults filled in, no keys stripped', async () => {
