@@ -3,7 +3,8 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { defineTool, type AnyTool, type ToolContext, type ToolMode } from '../defineTool.js';
 import { describeError } from '../internal/describe.js';
-import { isPositiveDuration } from '../internal/validate.js';
+import { renderValue } from '../internal/renderContent.js';
+import { isObject, isPositiveDuration } from '../internal/validate.js';
 import { compileInputSchema } from './inputSchema.js';
 import { renderContent } from './renderContent.js';
 import { McpToolError, type McpClient, type McpSkipReason, type McpTool, type McpToolNotice, type McpToolsOptions } from './types.js';
@@ -16,6 +17,8 @@ const MAX_NAME_LENGTH = 128;
 const NO_NAMES: ReadonlyMap<string, string> = new Map();
 
 const listed = new WeakMap<AnyTool, McpTool>();
+/** The text of its content blocks, for each structured value a call returned: what the model reads. */
+const blockTexts = new WeakMap<object, string>();
 
 /**
  * Turns the tools of a connected MCP server into pipeline tools.
@@ -37,9 +40,10 @@ const listed = new WeakMap<AnyTool, McpTool>();
  *   `'parallel'`; else `'exclusive'`. Annotations are untrusted by default.
  * - **execute** — `client.callTool` with the call's signal: a timeout, cancel-rest, the run's abort or
  *   an unsubscribe cancels the MCP request (the server is sent `notifications/cancelled` and its
- *   handler's signal aborts). The content blocks become the model-facing text (see `output`);
- *   `isError: true` throws an {@link McpToolError} → `tool_error`; a protocol error (unknown tool,
- *   closed connection, the SDK's request timeout) rejects → `tool_error`.
+ *   handler's signal aborts). The model reads the text of the server's content blocks; the result's
+ *   `value` is the `structuredContent` (see `output`). `isError: true` throws an {@link McpToolError}
+ *   → `tool_error`; a protocol error (unknown tool, closed connection, the SDK's request timeout)
+ *   rejects → `tool_error`.
  * - **description** — the server's description, else its title, else its name (the first that is not empty).
  *
  * Tools that only run as MCP tasks (`taskSupport: 'required'`) are skipped. The list is a snapshot:
@@ -117,6 +121,7 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(options.onError !== undefined && { onError: options.onError }),
       execute: (args, ctx) => callTool(client, mcpName, args as Record<string, unknown>, ctx, settings),
+      render: renderForModel,
     });
     taken.add(name);
     listed.set(tool, listedTool);
@@ -291,5 +296,20 @@ function toValue(name: string, result: Awaited<ReturnType<McpClient['callTool']>
     throw new McpToolError(name, text === '' ? 'the MCP server reported an error without a message' : text, callResult);
   }
   const structured = callResult.structuredContent;
-  return output === 'structured' && typeof structured === 'object' && structured !== null ? structured : text;
+  if (output === 'text' || !isObject(structured)) return text;
+  // The text is keyed by the value's identity; a client that hands out one object twice gets a copy.
+  const value = blockTexts.has(structured) ? structuredClone(structured) : structured;
+  if (text !== '') blockTexts.set(value, text);
+  return value;
+}
+
+/**
+ * The model-facing text of a call's value: the content blocks that came with a structured value (the
+ * text the server wrote for the model), else the value as the pipeline renders any value (strings as
+ * they are, anything else as JSON). A value a post-execute policy put in its place was never keyed,
+ * so it renders as JSON.
+ */
+function renderForModel(value: unknown): string {
+  const text = isObject(value) ? blockTexts.get(value) : undefined;
+  return text ?? renderValue(value, false);
 }

@@ -101,9 +101,15 @@ export interface McpToolsOptions {
   /** Every tool's `onError` (what a failure does to its siblings). @default the pipeline's */
   readonly onError?: OnError;
   /**
-   * The result's `value`: `'structured'` — the `structuredContent` when the server sent one (then the
-   * model-facing `content` is its JSON), else the text of the content blocks; `'text'` — always the
-   * text of the content blocks.
+   * The result's `value`. The model always reads the text of the server's content blocks (what the
+   * server wrote for it; MCP servers send their structured output as a text block too), whichever
+   * is chosen here:
+   * - `'structured'` — the `structuredContent` when the server sent one, for the host to use (a server
+   *   that sent no content block besides it: the model reads its JSON); else the blocks' text.
+   * - `'text'` — always the text of the content blocks.
+   *
+   * For the model to read the structured JSON instead, replace `content` in a post-execute policy
+   * (`{ kind: 'accept', content: JSON.stringify(ctx.value) }`).
    * @default 'structured'
    */
   readonly output?: 'structured' | 'text';

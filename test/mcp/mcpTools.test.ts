@@ -2,6 +2,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, createPipeline, denyTools, toolSchemas, type AnyTool, type ToolMode, type ToolResult } from '../../src/index.js';
 import { mcpToolOf, mcpTools, McpToolError, renderContent, type McpToolNotice } from '../../src/mcp/index.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connect, githubServer, listingServer, within, type Connection } from './helpers.js';
 
 let open: Connection | undefined;
@@ -64,7 +66,7 @@ describe('mcpTools over an in-memory MCP server', () => {
     expect(connection.calls()).toEqual(['search_issues']);
   });
 
-  it('keeps structuredContent as the value (or the text, with output: "text")', async () => {
+  it('gives the model the content blocks and keeps structuredContent as the value (or the text, with output: "text")', async () => {
     const { connection, created } = await github();
     const structured = createPipeline({ tools: await mcpTools(connection.client) });
     const text = createPipeline({ tools: await mcpTools(connection.client, { output: 'text' }) });
@@ -73,10 +75,35 @@ describe('mcpTools over an in-memory MCP server', () => {
     const [a] = await structured.run([call]);
     const [b] = await text.run([call]);
 
-    expect(a).toMatchObject({ status: 'ok', value: { number: 42, url: 'https://example.test/issues/42' } });
-    expect(JSON.parse(a!.content)).toEqual({ number: 42, url: 'https://example.test/issues/42' });
+    // The model reads what the server wrote for it, not the structured content's JSON.
+    expect(a).toMatchObject({ status: 'ok', content: 'Opened #42: Fix CI', value: { number: 42, url: 'https://example.test/issues/42' } });
     expect(b).toMatchObject({ status: 'ok', value: 'Opened #42: Fix CI', content: 'Opened #42: Fix CI' });
     expect(created).toEqual(['Fix CI', 'Fix CI']);
+  });
+
+  it('gives the model the structured JSON when the server sent no content block, and a post policy may still replace it', async () => {
+    const server = new Server({ name: 'bare', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const shared = { n: 1 }; // one object for every answer: each call still gets the right text
+    let calls = 0;
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'bare', inputSchema: { type: 'object' } }, { name: 'same', inputSchema: { type: 'object' } }] }));
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      request.params.name === 'bare'
+        ? { content: [], structuredContent: { n: 1 } }
+        : { content: [{ type: 'text', text: `answer ${++calls}` }], structuredContent: shared },
+    );
+    open = await connect(server);
+    const tools = await mcpTools(open.client);
+
+    const [bare, first, second] = await createPipeline({ tools }).run([
+      { id: '1', name: 'bare', args: {} },
+      { id: '2', name: 'same', args: {} },
+      { id: '3', name: 'same', args: {} },
+    ]);
+    expect(bare).toMatchObject({ content: '{"n":1}', value: { n: 1 } });
+    expect([first?.content, second?.content]).toEqual(['answer 1', 'answer 2']);
+
+    const asJson = createPipeline({ tools, post: [(ctx) => ({ kind: 'accept', content: JSON.stringify(ctx.value) })] });
+    expect((await asJson.run([{ id: '4', name: 'same', args: {} }]))[0]?.content).toBe('{"n":1}');
   });
 
   it('turns isError: true into a tool_error result carrying the rendered text', async () => {
@@ -379,6 +406,20 @@ describe('mcpTools with unusual listings', () => {
     const [result] = await createPipeline({ tools: await mcpTools(client) }).run([{ id: '1', name: 'echo', args: { extra: [1] } }]);
     expect(JSON.parse(result!.content)).toEqual({ name: 'echo', arguments: { extra: [1] } });
     expect(result?.args).toEqual({ extra: [1] });
+  });
+
+  it('forwards deep-frozen arguments without touching them (bodies receive a frozen snapshot)', async () => {
+    const { client } = await listing([tool('echo')]);
+    const [echo] = await mcpTools(client);
+    const deepFreeze = <T>(value: T): T => {
+      if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) deepFreeze(item);
+      return Object.freeze(value);
+    };
+    const args = deepFreeze({ a: { b: [1, { c: 'x' }] } });
+
+    const value = await echo!.execute(args, { signal: new AbortController().signal } as never);
+
+    expect(JSON.parse(value as string)).toEqual({ name: 'echo', arguments: { a: { b: [1, { c: 'x' }] } } });
   });
 
   it('validates $ref, anyOf, additionalProperties and nested arrays with paths', async () => {
