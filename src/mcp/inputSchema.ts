@@ -1,9 +1,30 @@
 import * as z from 'zod';
 import type { $ZodType } from 'zod/v4/core';
 import { isObject, isRecord } from '../internal/validate.js';
+import { isLinearPattern } from './linearPattern.js';
+import { boundCost } from './schemaCost.js';
 
 /** A JSON Schema object as an MCP server lists it. */
 export type JsonSchemaObject = Readonly<Record<string, unknown>>;
+
+/** How large and deep the arguments checked against a compiled schema may be. */
+export interface ArgsLimits {
+  /** The most an argument object may weigh: one per value, plus the length of every string and key. */
+  readonly maxArgsLength: number;
+  /** The deepest a value may be nested (the arguments object itself is at depth 0). */
+  readonly maxArgsDepth: number;
+}
+
+/** The defaults of `mcpTools`: 256 Ki characters (about that much JSON), 64 levels. */
+export const DEFAULT_ARGS_LIMITS: ArgsLimits = Object.freeze({ maxArgsLength: 262_144, maxArgsDepth: 64 });
+
+/**
+ * The work validation may do per unit of argument size at the default size bound; a larger bound
+ * gets a smaller factor, so that the worst case stays the same: about 4 Mi steps, a few milliseconds.
+ */
+const WORK_BUDGET = 16 * DEFAULT_ARGS_LIMITS.maxArgsLength;
+/** The factor never drops below this: a caller who raises the size bound far accepts slower checks. */
+const MIN_FACTOR = 4;
 
 /** A tool's `inputSchema` compiled into the zod schema its pipeline tool validates with. */
 export interface CompiledInput {
@@ -15,9 +36,10 @@ export interface CompiledInput {
   readonly schema: $ZodType;
   /**
    * JSON Pointers of the assertions that are not checked before the call (keywords zod cannot express,
-   * references that do not resolve locally, regular expressions JavaScript cannot compile). Each one only
-   * widens what is accepted: nothing the server's schema accepts is ever rejected. The server still
-   * validates its own input.
+   * references that do not resolve locally, regular expressions JavaScript cannot compile or that could
+   * take more than linear time, compositions whose validation work would multiply). Each one only widens
+   * what is accepted: nothing the server's schema accepts is ever rejected — except arguments beyond the
+   * size and depth limits. The server still validates its own input.
    */
   readonly relaxed: readonly string[];
 }
@@ -68,6 +90,16 @@ const ARGUMENTS_OBJECT = z.looseObject({});
  *   is not local, an `enum`/`const` with object or array values (zod compares those by identity), a
  *   `pattern` JavaScript cannot compile and an unknown `type` are not checked and listed in `relaxed`.
  *
+ * Validation never blocks the event loop for long, whatever the server sent:
+ * - a `pattern` (or `patternProperties` key) is checked only when {@link isLinearPattern} proves that
+ *   V8's backtracking engine tests it in linear time; any other is relaxed;
+ * - arguments larger than `limits.maxArgsLength` or deeper than `limits.maxArgsDepth` are rejected
+ *   before anything else is checked (an issue at the root says which limit);
+ * - compositions that would make zod evaluate one value many times (shared or recursive `$ref`s under
+ *   `anyOf`/`oneOf`/`allOf`, `contains`, `patternProperties`) are relaxed until the work per unit of
+ *   argument size is bounded (see `boundCost`), and a `$ref` that recurses on one value is dropped.
+ * So checking admitted arguments takes O(maxArgsLength) steps, a few milliseconds at the defaults.
+ *
  * @throws {Error} when the schema cannot be compiled even so; the tool should then not be offered.
  *
  * @example
@@ -76,7 +108,7 @@ const ARGUMENTS_OBJECT = z.looseObject({});
  * safeParse(schema, { q: 1 }); // fails with an issue at path ['q']
  * ```
  */
-export function compileInputSchema(inputSchema: JsonSchemaObject): CompiledInput {
+export function compileInputSchema(inputSchema: JsonSchemaObject, limits: ArgsLimits = DEFAULT_ARGS_LIMITS): CompiledInput {
   const fromJSONSchema = (z as { fromJSONSchema?: typeof z.fromJSONSchema }).fromJSONSchema;
   if (typeof fromJSONSchema !== 'function') {
     throw new Error('toolstream/mcp needs zod 4.2 or later (z.fromJSONSchema) to validate MCP input schemas');
@@ -86,6 +118,8 @@ export function compileInputSchema(inputSchema: JsonSchemaObject): CompiledInput
   const defsKey = isRecord(inputSchema['$defs']) ? '$defs' : 'definitions';
   const relaxer = new Relaxer(inputSchema, defsKey);
   const { $schema: _ignored, ...relaxed } = relaxer.relax(inputSchema, '') as Record<string, unknown>;
+  const maxFactor = Math.max(MIN_FACTOR, Math.floor(WORK_BUDGET / limits.maxArgsLength));
+  relaxer.dropped.push(...boundCost(relaxed, { maxDepth: limits.maxArgsDepth, maxFactor }));
   // References were normalised to one definitions keyword; the target decides which one zod resolves.
   const target = defsKey === '$defs' ? 'draft-2020-12' : 'draft-7';
   const validator = fromJSONSchema(relaxed, { defaultTarget: target, registry: z.registry() });
@@ -93,6 +127,11 @@ export function compileInputSchema(inputSchema: JsonSchemaObject): CompiledInput
   const schema = z
     .unknown()
     .check((payload) => {
+      const excess = exceedsLimits(payload.value, limits);
+      if (excess !== undefined) {
+        payload.issues.push({ code: 'custom', message: excess, input: undefined, path: [] });
+        return;
+      }
       const shape = ARGUMENTS_OBJECT.safeParse(payload.value);
       const result = shape.success ? validator.safeParse(payload.value) : shape;
       if (result.success) return;
@@ -147,7 +186,7 @@ class Relaxer {
   private relaxMap(key: string, map: Readonly<Record<string, unknown>>, at: string): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [name, schema] of Object.entries(map)) {
-      if (key === 'patternProperties' && !compiles(name)) {
+      if (key === 'patternProperties' && !checkable(name)) {
         this.dropped.push(`${at}/${escapePointer(name)}`);
         continue;
       }
@@ -166,7 +205,7 @@ class Relaxer {
       case 'const':
         return !isObject(value);
       case 'pattern':
-        return typeof value !== 'string' || compiles(value);
+        return typeof value !== 'string' || checkable(value);
       case 'type':
         return knownTypes(value) !== undefined;
       default:
@@ -186,12 +225,49 @@ class Relaxer {
   }
 }
 
-/** A `type` with the names zod does not know removed; `undefined` when nothing is left. */
+/**
+ * A `type` with the names zod does not know removed, and each name once (zod validates every entry of
+ * a type list as a schema of its own: `['object', 'object']` would check each value twice); `undefined`
+ * when nothing is left.
+ */
 function knownTypes(value: unknown): unknown {
   if (typeof value === 'string') return JSON_TYPES.has(value) ? value : undefined;
   if (!Array.isArray(value)) return undefined;
-  const known = value.filter((type) => typeof type === 'string' && JSON_TYPES.has(type));
+  const known = [...new Set(value.filter((type) => typeof type === 'string' && JSON_TYPES.has(type)))];
   return known.length === 0 ? undefined : known;
+}
+
+/** Whether zod may check `pattern`: it compiles as JSON Schema means it, and tests in linear time. */
+function checkable(pattern: string): boolean {
+  return compiles(pattern) && isLinearPattern(pattern);
+}
+
+/**
+ * Why `value` is beyond the limits (a message for the model), or `undefined`. Walks at most
+ * `maxArgsLength` values and stops at the first excess, so even a huge value costs little.
+ */
+function exceedsLimits(value: unknown, { maxArgsLength, maxArgsDepth }: ArgsLimits): string | undefined {
+  const tooLarge = `The arguments are larger than this tool accepts (at most ${maxArgsLength} characters, about their length as JSON). Send less in one call.`;
+  const tooDeep = `The arguments are nested more than ${maxArgsDepth} levels deep; this tool accepts no deeper values.`;
+  if (!isObject(value)) return undefined; // not an object: the shape check rejects it
+  // Counted when a value is reached, before it is walked: the walk stops as soon as a limit is passed.
+  let length = 1;
+  const stack: [Record<string, unknown>, number][] = [[value, 0]];
+  const reach = (child: unknown, key: string, depth: number): string | undefined => {
+    if (depth > maxArgsDepth) return tooDeep;
+    length += 1 + key.length + (typeof child === 'string' ? child.length : 0);
+    if (length > maxArgsLength) return tooLarge;
+    if (isObject(child)) stack.push([child, depth]);
+    return undefined;
+  };
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    let excess: string | undefined;
+    if (Array.isArray(item)) for (let i = 0; i < item.length && excess === undefined; i++) excess = reach(item[i], '', depth + 1);
+    else for (const key of Object.keys(item)) if ((excess = reach(item[key], key, depth + 1)) !== undefined) break;
+    if (excess !== undefined) return excess;
+  }
+  return undefined;
 }
 
 /**

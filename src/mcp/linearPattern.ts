@@ -3,7 +3,7 @@ import { parsePattern, type CharSet, type PatternNode } from './patternSyntax.js
 /** Patterns longer than this are not admitted: a search step may try every part of the pattern. */
 export const MAX_PATTERN_LENGTH = 256;
 /** The longest match an alternative without `^` may have: each start index then costs at most this many steps. */
-export const MAX_UNANCHORED_SPAN = 32;
+export const MAX_UNANCHORED_SPAN = 16;
 
 /**
  * Whether a JavaScript backtracking engine (V8's, through `new RegExp(pattern).test(s)` as zod
@@ -33,15 +33,37 @@ export const MAX_UNANCHORED_SPAN = 32;
  * ```
  */
 export function isLinearPattern(pattern: string): boolean {
-  if (pattern.length > MAX_PATTERN_LENGTH) return false;
+  return linearPatternCost(pattern) !== undefined;
+}
+
+/**
+ * What testing a string against an admitted pattern costs per character of the string, in steps of
+ * a search attempt: 1 for an anchored pattern (one attempt), plus each unanchored alternative's
+ * longest match (one bounded attempt per start index). `undefined` when {@link isLinearPattern}
+ * would say `false`.
+ *
+ * @example
+ * ```ts
+ * linearPatternCost('^[a-z]+$'); // 1
+ * linearPatternCost('\\.json$'); // 6
+ * ```
+ */
+export function linearPatternCost(pattern: string): number | undefined {
+  if (pattern.length > MAX_PATTERN_LENGTH) return undefined;
   const root = parsePattern(pattern);
-  if (root === undefined) return false;
+  if (root === undefined) return undefined;
   const glushkov = new Glushkov();
   const { first } = glushkov.analyze(root);
-  if (!glushkov.sound || !glushkov.deterministic(first)) return false;
-  for (const next of glushkov.follow.values()) if (!glushkov.deterministic(next)) return false;
-  const alternatives = root.kind === 'alt' ? root.options : [root];
-  return alternatives.every((alternative) => anchored(alternative) || maxLength(alternative) <= MAX_UNANCHORED_SPAN);
+  if (!glushkov.sound || !glushkov.deterministic(first)) return undefined;
+  for (const next of glushkov.follow.values()) if (!glushkov.deterministic(next)) return undefined;
+  let cost = 1;
+  for (const alternative of root.kind === 'alt' ? root.options : [root]) {
+    if (anchored(alternative)) continue;
+    const span = maxLength(alternative);
+    if (span > MAX_UNANCHORED_SPAN) return undefined;
+    cost += span;
+  }
+  return cost;
 }
 
 /** Route counts per position, saturating at 2 (two routes are already one too many). */

@@ -4,8 +4,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { defineTool, type AnyTool, type ToolContext, type ToolMode } from '../defineTool.js';
 import { describeError } from '../internal/describe.js';
 import { renderValue } from '../internal/renderContent.js';
-import { isObject, isPositiveDuration } from '../internal/validate.js';
-import { compileInputSchema } from './inputSchema.js';
+import { isCount, isObject, isPositiveDuration } from '../internal/validate.js';
+import { compileInputSchema, DEFAULT_ARGS_LIMITS, type ArgsLimits } from './inputSchema.js';
 import { renderContent } from './renderContent.js';
 import { McpToolError, type McpClient, type McpSkipReason, type McpTool, type McpToolNotice, type McpToolsOptions } from './types.js';
 
@@ -15,6 +15,8 @@ const NAME_PATTERN = /^[A-Za-z0-9_.:-]*$/;
 const UNSAFE_NAME_CHARS = /[^A-Za-z0-9_.:-]/gu;
 const MAX_NAME_LENGTH = 128;
 const NO_NAMES: ReadonlyMap<string, string> = new Map();
+/** Deeper checks would recurse further than zod's validators comfortably do. */
+const MAX_ARGS_DEPTH = 1000;
 
 const listed = new WeakMap<AnyTool, McpTool>();
 /** The text of its content blocks, for each structured value a call returned: what the model reads. */
@@ -35,7 +37,9 @@ const blockTexts = new WeakMap<object, string>();
  *   arguments are forwarded exactly as the model sent them (JSON Schema validates, it does not fill in
  *   defaults). `toolSchemas()` offers the server's schema as listed. Keywords that cannot be checked
  *   are skipped, never guessed (an `onNotice` `relaxed`); a schema that cannot be compiled skips the
- *   tool (`invalid_schema`).
+ *   tool (`invalid_schema`). Checking never blocks the event loop for more than a few milliseconds:
+ *   only patterns that provably test in linear time are checked, compositions whose work would
+ *   multiply are relaxed, and arguments beyond `maxArgsLength` / `maxArgsDepth` get `invalid_args`.
  * - **mode** — `options.mode` first; then, with `trustAnnotations`, `readOnlyHint: true` →
  *   `'parallel'`; else `'exclusive'`. Annotations are untrusted by default.
  * - **execute** — `client.callTool` with the call's signal: a timeout, cancel-rest, the run's abort or
@@ -106,7 +110,7 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
     }
     let input: ReturnType<typeof compileInputSchema>;
     try {
-      input = compileInputSchema(listedTool.inputSchema);
+      input = compileInputSchema(listedTool.inputSchema, settings.limits);
     } catch (error) {
       skip('invalid_schema', `its input schema cannot be checked (${describeError(error)})`);
       continue;
@@ -166,6 +170,7 @@ interface Settings {
   readonly trustAnnotations: boolean;
   readonly requestTimeoutMs: number | undefined;
   readonly output: 'structured' | 'text';
+  readonly limits: ArgsLimits;
 }
 
 function checkOptions(options: McpToolsOptions): Settings {
@@ -173,8 +178,20 @@ function checkOptions(options: McpToolsOptions): Settings {
     throw new ConfigError('mcpTools', option, expected, received);
   };
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { prefix = '', names, trustAnnotations = false, mode, timeoutMs, requestTimeoutMs, onError, output = 'structured', signal, onNotice } =
-    options;
+  const {
+    prefix = '',
+    names,
+    trustAnnotations = false,
+    mode,
+    timeoutMs,
+    requestTimeoutMs,
+    onError,
+    output = 'structured',
+    maxArgsLength = DEFAULT_ARGS_LIMITS.maxArgsLength,
+    maxArgsDepth = DEFAULT_ARGS_LIMITS.maxArgsDepth,
+    signal,
+    onNotice,
+  } = options;
   if (typeof prefix !== 'string' || !NAME_PATTERN.test(prefix) || prefix.length >= MAX_NAME_LENGTH) {
     fail('prefix', `fewer than ${MAX_NAME_LENGTH} letters, digits, "_", "-", "." or ":"`, prefix);
   }
@@ -188,9 +205,18 @@ function checkOptions(options: McpToolsOptions): Settings {
   }
   if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
   if (output !== 'structured' && output !== 'text') fail('output', '"structured" or "text"', output);
+  if (!isCount(maxArgsLength, 1)) fail('maxArgsLength', 'a positive integer, or Infinity', maxArgsLength);
+  if (!isCount(maxArgsDepth, 1) || maxArgsDepth > MAX_ARGS_DEPTH) fail('maxArgsDepth', `an integer from 1 to ${MAX_ARGS_DEPTH}`, maxArgsDepth);
   if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'an AbortSignal', signal);
   if (onNotice !== undefined && typeof onNotice !== 'function') fail('onNotice', 'a function', onNotice);
-  return { prefix, names: checkNames(names, prefix, fail), trustAnnotations, requestTimeoutMs: requestTimeoutMs ?? timeoutMs, output };
+  return {
+    prefix,
+    names: checkNames(names, prefix, fail),
+    trustAnnotations,
+    requestTimeoutMs: requestTimeoutMs ?? timeoutMs,
+    output,
+    limits: { maxArgsLength, maxArgsDepth },
+  };
 }
 
 /** The `names` option as a map, each target a valid name that fits beside the prefix and no other entry's. */

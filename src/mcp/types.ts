@@ -113,6 +113,22 @@ export interface McpToolsOptions {
    * @default 'structured'
    */
   readonly output?: 'structured' | 'text';
+  /**
+   * The largest arguments a call may send: one per value, plus the length of every string and key
+   * (about their length as JSON). Larger ones get `invalid_args` before anything else is checked, so
+   * that validating against any server's schema stays within a few milliseconds (the worst case grows
+   * with this bound; a larger bound also makes the schema relaxation stricter, keeping it about the
+   * same). Raise it for tools that take whole files.
+   * @default 262144
+   */
+  readonly maxArgsLength?: number;
+  /**
+   * The deepest nesting a call's arguments may have (the arguments object is depth 0), 1 to 1000.
+   * Deeper ones get `invalid_args`: zod's validators recurse, and a recursive schema would otherwise
+   * overflow the stack.
+   * @default 64
+   */
+  readonly maxArgsDepth?: number;
   /** Aborts the listing (`tools/list` requests). */
   readonly signal?: AbortSignal;
   /** Told about every tool skipped or relaxed. Without it these happen silently. */

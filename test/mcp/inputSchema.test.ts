@@ -85,3 +85,85 @@ it('a pattern with u-only syntax (\\p{…}, \\u{…}) is relaxed, not checked wi
   expect(compiled.relaxed).toEqual(['/properties/s/pattern']);
   expect(safeParse(compiled.schema, { s: "héllo" }).success).toBe(true);
 });
+
+describe('compileInputSchema never blocks the event loop', () => {
+  /** Validation time in ms; the bounds below are generous: they fail only when a blow-up is back. */
+  const timed = (schema: Record<string, unknown>, value: unknown) => {
+    const compiled = compileInputSchema(schema);
+    const started = performance.now();
+    const result = safeParse(compiled.schema, value);
+    return { ms: performance.now() - started, ok: result.success, relaxed: compiled.relaxed };
+  };
+
+  it('relaxes the issue’s pattern ^([a-z]+)+$ (exponential in V8) and checks a linear one', () => {
+    const schema = { type: 'object', properties: { slug: { type: 'string', pattern: '^([a-z]+)+$' }, id: { type: 'string', pattern: '^[a-z]+(-[a-z]+)*$' } } };
+    // 28 letters and a `!`: about 10 s of backtracking per call before the fix.
+    const run = timed(schema, { slug: `${'a'.repeat(28)}!`, id: 'abc-def' });
+    expect(run.relaxed).toEqual(['/properties/slug/pattern']);
+    expect(run.ok).toBe(true);
+    expect(run.ms).toBeLessThan(1_000);
+    expect(check(schema, { id: 'abc-' })).toEqual(['id']);
+  });
+
+  it('relaxes an unanchored pattern whose search is quadratic, in patternProperties and propertyNames too', () => {
+    const schema = {
+      type: 'object',
+      properties: { code: { type: 'string', pattern: '[a-z]+[0-9]' } },
+      patternProperties: { '^(x+)+$': { type: 'string' }, '^x-[a-z]+$': { type: 'number' } },
+      propertyNames: { pattern: '^(\\w+\\s?)*$' },
+      additionalProperties: false,
+    };
+    const run = timed(schema, { code: 'a'.repeat(100_000), [`${'x'.repeat(28)}!`]: 'v' });
+    expect(run.relaxed).toEqual(['/properties/code/pattern', '/patternProperties/^(x+)+$', '/propertyNames/pattern', '/additionalProperties']);
+    expect(run.ms).toBeLessThan(1_000);
+    expect(check(schema, { 'x-a': 'not a number' })).toEqual(['x-a']); // the linear key pattern is still checked
+  });
+
+  it('relaxes anyOf chains over shared definitions that would evaluate one value 2^n times', () => {
+    const $defs: Record<string, unknown> = {};
+    for (let i = 0; i < 24; i++) $defs[`A${i}`] = { anyOf: [{ $ref: `#/$defs/A${i + 1}` }, { $ref: `#/$defs/A${i + 1}` }] };
+    $defs['A24'] = { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] };
+    // 1.4 KB of schema; before the fix one call took minutes.
+    const run = timed({ type: 'object', $defs, properties: { v: { $ref: '#/$defs/A0' } } }, { v: {} });
+    expect(run.relaxed).toEqual(['/$defs/A0/anyOf']);
+    expect(run.ms).toBeLessThan(1_000);
+  });
+
+  it('relaxes a recursive union that doubles per level, keeps a recursive schema that does not, and drops a self-recursion', () => {
+    const doubling = { type: 'object', properties: { a: { oneOf: [{ $ref: '#' }, { type: 'object', properties: { a: { $ref: '#' } } }] } } };
+    let deep: Record<string, unknown> = { a: 1 };
+    for (let i = 0; i < 40; i++) deep = { a: deep };
+    const run = timed(doubling, deep);
+    expect(run.relaxed).toEqual(['/properties/a/oneOf']);
+    expect(run.ms).toBeLessThan(1_000);
+
+    const tree = {
+      type: 'object',
+      $defs: { Node: { type: 'object', properties: { children: { type: 'array', items: { anyOf: [{ type: 'string' }, { $ref: '#/$defs/Node' }] } } } } },
+      properties: { root: { $ref: '#/$defs/Node' } },
+    };
+    expect(compileInputSchema(tree).relaxed).toEqual([]);
+    expect(check(tree, { root: { children: ['a', { children: [3] }] } })).toEqual(['root.children.1']); // still checked
+
+    const endless = timed({ anyOf: [{ $ref: '#' }] }, {});
+    expect(endless.relaxed).toEqual(['/anyOf/0/$ref']);
+    expect(endless.ok).toBe(true);
+  });
+
+  it('rejects arguments beyond the size and depth limits before checking anything else', () => {
+    const schema = { type: 'object', properties: { text: { type: 'string' }, tree: {} } };
+    const limits = { maxArgsLength: 1_000, maxArgsDepth: 8 };
+    const { schema: compiled } = compileInputSchema(schema, limits);
+    let deep: unknown = 1;
+    for (let i = 0; i < 7; i++) deep = [deep]; // under `tree` (depth 1), the 1 sits at depth 8
+    const issues = (value: unknown) => {
+      const result = safeParse(compiled, value);
+      return result.success ? 'ok' : result.error.issues.map((issue) => issue.message);
+    };
+    expect(issues({ text: 'x'.repeat(990) })).toBe('ok');
+    expect(issues({ text: 'x'.repeat(1_000) })).toEqual([expect.stringMatching(/larger than this tool accepts \(at most 1000 characters/)]);
+    expect(issues({ tree: deep })).toBe('ok');
+    expect(issues({ tree: [deep] })).toEqual([expect.stringMatching(/nested more than 8 levels deep/)]);
+    expect(issues({ items: Array.from({ length: 10_000 }, () => 0) })).toEqual([expect.stringMatching(/larger than/)]);
+  });
+});

@@ -481,6 +481,49 @@ describe('mcpTools with unusual listings', () => {
     ]);
   });
 
+  it('reports a pattern that could block the event loop as relaxed, and answers the call at once', async () => {
+    const notices: McpToolNotice[] = [];
+    const { client, connection } = await listing([
+      tool('slug', { type: 'object', properties: { slug: { type: 'string', pattern: '^([a-z]+)+$' } }, required: ['slug'] }),
+    ]);
+    const pipeline = createPipeline({ tools: await mcpTools(client, { onNotice: (n) => notices.push(n) }) });
+
+    const started = performance.now();
+    const [result] = await pipeline.run([{ id: '1', name: 'slug', args: { slug: `${'a'.repeat(28)}!` } }]);
+
+    // Generous: before the fix this call blocked the loop for about 10 s.
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(result?.status).toBe('ok'); // the server checks its own pattern
+    expect(notices).toEqual([expect.objectContaining({ kind: 'relaxed', name: 'slug', keywords: ['/properties/slug/pattern'] })]);
+    expect(connection.calls()).toEqual(['slug']);
+  });
+
+  it('gives invalid_args for arguments beyond maxArgsLength or maxArgsDepth, and never calls the server', async () => {
+    const { client, connection } = await listing([tool('echo')]);
+    const pipeline = createPipeline({ tools: await mcpTools(client, { maxArgsLength: 100, maxArgsDepth: 3 }) });
+
+    const [large, deep, fine] = await pipeline.run([
+      { id: '1', name: 'echo', args: { text: 'x'.repeat(200) } },
+      { id: '2', name: 'echo', args: { a: { b: { c: { d: 1 } } } } },
+      { id: '3', name: 'echo', args: { a: { b: { c: 1 } } } },
+    ]);
+
+    expect(failed(large).error.code).toBe('invalid_args');
+    expect(large?.content).toMatch(/larger than this tool accepts \(at most 100 characters/);
+    expect(failed(deep).error.code).toBe('invalid_args');
+    expect(deep?.content).toMatch(/nested more than 3 levels deep/);
+    expect(fine?.status).toBe('ok');
+    expect(connection.calls()).toEqual(['echo']);
+  });
+
+  it('checks maxArgsLength and maxArgsDepth at once', async () => {
+    const { client } = await listing([tool('a')]);
+    await expect(mcpTools(client, { maxArgsLength: 0 })).rejects.toThrow(/`maxArgsLength` must be a positive integer, or Infinity/);
+    await expect(mcpTools(client, { maxArgsLength: 1.5 })).rejects.toThrow(ConfigError);
+    await expect(mcpTools(client, { maxArgsDepth: Infinity })).rejects.toThrow(/`maxArgsDepth` must be an integer from 1 to 1000/);
+    expect(await mcpTools(client, { maxArgsLength: Infinity, maxArgsDepth: 1000 })).toHaveLength(1);
+  });
+
   it('gives a protocol error (the server no longer has the tool) as tool_error', async () => {
     const { server } = githubServer();
     const temporary = server.registerTool('temporary', { description: 'soon gone' }, async () => ({ content: [] }));
