@@ -13,6 +13,7 @@ export default defineConfig({
     schedule: 'bench/schedule.ts',
     load: 'bench/load.ts',
     ptc: 'bench/ptc.ts',
+    mcp: 'bench/mcp.ts',
     // The QuickJS runtime loads its worker from beside the bundle that uses it.
     'quickjs-worker': 'src/ptc/quickjs/worker.ts',
   },

@@ -7,24 +7,29 @@ import { boundCost } from './schemaCost.js';
 /** A JSON Schema object as an MCP server lists it. */
 export type JsonSchemaObject = Readonly<Record<string, unknown>>;
 
-/** How large and deep the arguments checked against a compiled schema may be. */
+/**
+ * How large and deep the arguments checked against a compiled schema may be. The first two are
+ * budgets: for a schema that costs more than one evaluation per value, or more than one search step
+ * per character, they are divided by that cost (see `boundCost`).
+ */
 export interface ArgsLimits {
-  /** The most an argument object may weigh: one per value, plus the length of every string and key. */
+  /** The most characters the arguments' strings and keys may have in all. */
   readonly maxArgsLength: number;
+  /** The most values (objects, arrays, strings, numbers, booleans, nulls) the arguments may hold. */
+  readonly maxArgsValues: number;
   /** The deepest a value may be nested (the arguments object itself is at depth 0). */
   readonly maxArgsDepth: number;
 }
 
-/** The defaults of `mcpTools`: 256 Ki characters (about that much JSON), 64 levels. */
-export const DEFAULT_ARGS_LIMITS: ArgsLimits = Object.freeze({ maxArgsLength: 262_144, maxArgsDepth: 64 });
-
 /**
- * The work validation may do per unit of argument size at the default size bound; a larger bound
- * gets a smaller factor, so that the worst case stays the same: about 4 Mi steps, a few milliseconds.
+ * The defaults of `mcpTools`, measured on zod 4.6 (`npm run bench`, bench/mcp.ts): zod takes up to
+ * about 2.5 µs for a value that fails and builds its issue, so 2 Ki evaluations are about 5 ms; a
+ * pattern search step takes about 1–4 ns, so 1 Mi steps are a few milliseconds too.
  */
-const WORK_BUDGET = 16 * DEFAULT_ARGS_LIMITS.maxArgsLength;
-/** The factor never drops below this: a caller who raises the size bound far accepts slower checks. */
-const MIN_FACTOR = 4;
+export const DEFAULT_ARGS_LIMITS: ArgsLimits = Object.freeze({ maxArgsLength: 1_048_576, maxArgsValues: 2_048, maxArgsDepth: 64 });
+
+/** Beyond this factor a schema is relaxed rather than limited: it would accept almost nothing. */
+const MAX_FACTOR = 256;
 
 /** A tool's `inputSchema` compiled into the zod schema its pipeline tool validates with. */
 export interface CompiledInput {
@@ -42,6 +47,11 @@ export interface CompiledInput {
    * size and depth limits. The server still validates its own input.
    */
   readonly relaxed: readonly string[];
+  /**
+   * The limits the arguments are checked against: the caller's, divided by the schema's cost per
+   * value and per character when it is more than one (see `boundCost`).
+   */
+  readonly limits: ArgsLimits;
 }
 
 /** Assertion keywords `z.fromJSONSchema` cannot express; dropping them only widens the accepted set. */
@@ -93,12 +103,14 @@ const ARGUMENTS_OBJECT = z.looseObject({});
  * Validation never blocks the event loop for long, whatever the server sent:
  * - a `pattern` (or `patternProperties` key) is checked only when {@link isLinearPattern} proves that
  *   V8's backtracking engine tests it in linear time; any other is relaxed;
- * - arguments larger than `limits.maxArgsLength` or deeper than `limits.maxArgsDepth` are rejected
- *   before anything else is checked (an issue at the root says which limit);
- * - compositions that would make zod evaluate one value many times (shared or recursive `$ref`s under
- *   `anyOf`/`oneOf`/`allOf`, `contains`, `patternProperties`) are relaxed until the work per unit of
- *   argument size is bounded (see `boundCost`), and a `$ref` that recurses on one value is dropped.
- * So checking admitted arguments takes O(maxArgsLength) steps, a few milliseconds at the defaults.
+ * - arguments beyond the limits (characters, values, depth) are rejected before anything else is
+ *   checked (an issue at the root says which limit);
+ * - the schema's cost per value and per character is bounded (see `boundCost`): compositions that
+ *   would make zod evaluate one value many times (shared or recursive `$ref`s under `anyOf`/`oneOf`/
+ *   `allOf`, `contains`, `patternProperties`, large mixed `enum`s) are relaxed when the factor passes
+ *   256, a `$ref` that recurses on one value is dropped, and the limits are divided by what is left,
+ *   so that validation does at most `maxArgsValues` evaluations and `maxArgsLength` search steps (a
+ *   few milliseconds at the defaults).
  *
  * @throws {Error} when the schema cannot be compiled even so; the tool should then not be offered.
  *
@@ -118,8 +130,13 @@ export function compileInputSchema(inputSchema: JsonSchemaObject, limits: ArgsLi
   const defsKey = isRecord(inputSchema['$defs']) ? '$defs' : 'definitions';
   const relaxer = new Relaxer(inputSchema, defsKey);
   const { $schema: _ignored, ...relaxed } = relaxer.relax(inputSchema, '') as Record<string, unknown>;
-  const maxFactor = Math.max(MIN_FACTOR, Math.floor(WORK_BUDGET / limits.maxArgsLength));
-  relaxer.dropped.push(...boundCost(relaxed, { maxDepth: limits.maxArgsDepth, maxFactor }));
+  const cost = boundCost(relaxed, { maxDepth: limits.maxArgsDepth, maxFactor: MAX_FACTOR });
+  relaxer.dropped.push(...cost.dropped);
+  const effective: ArgsLimits = {
+    maxArgsLength: Math.max(1, Math.floor(limits.maxArgsLength / Math.max(1, cost.factors.patternSteps))),
+    maxArgsValues: Math.max(1, Math.floor(limits.maxArgsValues / cost.factors.evaluations)),
+    maxArgsDepth: limits.maxArgsDepth,
+  };
   // References were normalised to one definitions keyword; the target decides which one zod resolves.
   const target = defsKey === '$defs' ? 'draft-2020-12' : 'draft-7';
   const validator = fromJSONSchema(relaxed, { defaultTarget: target, registry: z.registry() });
@@ -127,7 +144,7 @@ export function compileInputSchema(inputSchema: JsonSchemaObject, limits: ArgsLi
   const schema = z
     .unknown()
     .check((payload) => {
-      const excess = exceedsLimits(payload.value, limits);
+      const excess = exceedsLimits(payload.value, effective);
       if (excess !== undefined) {
         payload.issues.push({ code: 'custom', message: excess, input: undefined, path: [] });
         return;
@@ -140,7 +157,7 @@ export function compileInputSchema(inputSchema: JsonSchemaObject, limits: ArgsLi
     // What `toolSchemas` offers the model: the server's schema as listed. (zod reads a metadata `id`
     // as a definition name and would move the schema under `$defs`; it identifies nothing here.)
     .meta(withoutKey(inputSchema, 'id'));
-  return { schema, relaxed: relaxer.dropped };
+  return { schema, relaxed: relaxer.dropped, limits: effective };
 }
 
 class Relaxer {
@@ -243,20 +260,19 @@ function checkable(pattern: string): boolean {
 }
 
 /**
- * Why `value` is beyond the limits (a message for the model), or `undefined`. Walks at most
- * `maxArgsLength` values and stops at the first excess, so even a huge value costs little.
+ * Why `value` is beyond the limits (a message for the model), or `undefined`. Counts a value when it
+ * is reached, before walking it, and stops at the first excess: even a huge value costs little.
  */
-function exceedsLimits(value: unknown, { maxArgsLength, maxArgsDepth }: ArgsLimits): string | undefined {
-  const tooLarge = `The arguments are larger than this tool accepts (at most ${maxArgsLength} characters, about their length as JSON). Send less in one call.`;
-  const tooDeep = `The arguments are nested more than ${maxArgsDepth} levels deep; this tool accepts no deeper values.`;
+function exceedsLimits(value: unknown, { maxArgsLength, maxArgsValues, maxArgsDepth }: ArgsLimits): string | undefined {
   if (!isObject(value)) return undefined; // not an object: the shape check rejects it
-  // Counted when a value is reached, before it is walked: the walk stops as soon as a limit is passed.
-  let length = 1;
+  let values = 1;
+  let length = 0;
   const stack: [Record<string, unknown>, number][] = [[value, 0]];
   const reach = (child: unknown, key: string, depth: number): string | undefined => {
-    if (depth > maxArgsDepth) return tooDeep;
-    length += 1 + key.length + (typeof child === 'string' ? child.length : 0);
-    if (length > maxArgsLength) return tooLarge;
+    if (depth > maxArgsDepth) return `The arguments are nested more than ${maxArgsDepth} levels deep; this tool accepts no deeper values.`;
+    if (++values > maxArgsValues) return `The arguments hold more than ${maxArgsValues} values; this tool accepts no more in one call. Send less at once.`;
+    length += key.length + (typeof child === 'string' ? child.length : 0);
+    if (length > maxArgsLength) return `The arguments' strings and keys are longer than this tool accepts (${maxArgsLength} characters in all). Send less at once.`;
     if (isObject(child)) stack.push([child, depth]);
     return undefined;
   };
@@ -269,7 +285,6 @@ function exceedsLimits(value: unknown, { maxArgsLength, maxArgsDepth }: ArgsLimi
   }
   return undefined;
 }
-
 /**
  * Whether zod (which compiles patterns without the `u` flag) checks `pattern` as JSON Schema means it:
  * it must compile, and hold none of the syntax that only means the same with `u` (`\p{…}`, `\P{…}`,

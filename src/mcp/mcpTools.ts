@@ -39,7 +39,8 @@ const blockTexts = new WeakMap<object, string>();
  *   are skipped, never guessed (an `onNotice` `relaxed`); a schema that cannot be compiled skips the
  *   tool (`invalid_schema`). Checking never blocks the event loop for more than a few milliseconds:
  *   only patterns that provably test in linear time are checked, compositions whose work would
- *   multiply are relaxed, and arguments beyond `maxArgsLength` / `maxArgsDepth` get `invalid_args`.
+ *   multiply are relaxed, and arguments beyond `maxArgsLength`, `maxArgsValues` or `maxArgsDepth`
+ *   (lowered for a schema that costs more per value) get `invalid_args`.
  * - **mode** — `options.mode` first; then, with `trustAnnotations`, `readOnlyHint: true` →
  *   `'parallel'`; else `'exclusive'`. Annotations are untrusted by default.
  * - **execute** — `client.callTool` with the call's signal: a timeout, cancel-rest, the run's abort or
@@ -188,6 +189,7 @@ function checkOptions(options: McpToolsOptions): Settings {
     onError,
     output = 'structured',
     maxArgsLength = DEFAULT_ARGS_LIMITS.maxArgsLength,
+    maxArgsValues = DEFAULT_ARGS_LIMITS.maxArgsValues,
     maxArgsDepth = DEFAULT_ARGS_LIMITS.maxArgsDepth,
     signal,
     onNotice,
@@ -206,6 +208,7 @@ function checkOptions(options: McpToolsOptions): Settings {
   if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
   if (output !== 'structured' && output !== 'text') fail('output', '"structured" or "text"', output);
   if (!isCount(maxArgsLength, 1)) fail('maxArgsLength', 'a positive integer, or Infinity', maxArgsLength);
+  if (!isCount(maxArgsValues, 1)) fail('maxArgsValues', 'a positive integer, or Infinity', maxArgsValues);
   if (!isCount(maxArgsDepth, 1) || maxArgsDepth > MAX_ARGS_DEPTH) fail('maxArgsDepth', `an integer from 1 to ${MAX_ARGS_DEPTH}`, maxArgsDepth);
   if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'an AbortSignal', signal);
   if (onNotice !== undefined && typeof onNotice !== 'function') fail('onNotice', 'a function', onNotice);
@@ -215,7 +218,7 @@ function checkOptions(options: McpToolsOptions): Settings {
     trustAnnotations,
     requestTimeoutMs: requestTimeoutMs ?? timeoutMs,
     output,
-    limits: { maxArgsLength, maxArgsDepth },
+    limits: { maxArgsLength, maxArgsValues, maxArgsDepth },
   };
 }
 

@@ -11,49 +11,61 @@ import { linearPatternCost } from './linearPattern.js';
  * only recursive containers, never unions. A schema with `{ anyOf: [{ $ref: '#' }] }` even recurses
  * on one value without end.
  *
- * The cost model: the work of validating arguments of size N (every value and every character of
- * their strings counted once) is at most N × the largest **work factor** of a value at any depth up
- * to the depth bound, where a value's factor is the number of schema evaluations it gets, each
- * weighted by the per-character cost of its `pattern` ({@link linearPatternCost}). The factor is
- * computed per depth over the schema graph (references followed), letting every applicable
- * subschema pick its own worst key: an upper bound.
+ * The cost model has two **factors**, each the most any one value at any depth (up to the depth
+ * bound) can cost, computed over the schema graph with references followed and every applicable
+ * subschema picking its own worst key (an upper bound):
+ * - `evaluations`: schema evaluations per value, each weighted by what zod does per value beyond a
+ *   constant (it walks an object schema's declared properties, tries each value of an `enum` that is
+ *   not all strings, tests each key against each `patternProperties` entry); the work on the values
+ *   of arguments is at most their number × this factor;
+ * - `patternSteps`: search steps per character of a string or key ({@link linearPatternCost} of each
+ *   pattern applied to it); the work on strings is at most their total length × this factor.
  */
 
-/** A schema keyword the cost analysis may drop, with the JSON Pointer to report. */
-export interface Relaxation {
-  readonly pointer: string;
+/** The two factors of a schema; see the module comment. */
+export interface CostFactors {
+  readonly evaluations: number;
+  readonly patternSteps: number;
 }
+
+type Kind = keyof CostFactors;
 
 interface Node {
   readonly schema: Record<string, unknown>;
   readonly pointer: string;
 }
 
-/** Evaluations are counted up to this, so that sums never overflow. */
+/** Factors are counted up to this, so that sums never overflow. */
 const SATURATED = 1e12;
 
 /**
- * Drops keywords from `root` (in place) until its work factor is at most `maxFactor` for values up to
- * `maxDepth` deep, and returns the JSON Pointers of what it dropped. A `$ref` that leads back to the
- * same value without descending (an endless recursion) is always dropped. Each drop only widens what
- * the schema accepts: a whole `anyOf`/`oneOf` (never one member), an `allOf`, a `contains`, a
- * `patternProperties` (with an `additionalProperties` beside it), a `pattern`, and as a last resort a
- * `$ref`.
+ * Drops keywords from `root` (in place) until both its factors are at most `maxFactor` for values up
+ * to `maxDepth` deep; returns the JSON Pointers of what it dropped and the factors left. A `$ref` that
+ * leads back to the same value without descending (an endless recursion) is always dropped. Each drop
+ * only widens what the schema accepts: a whole `anyOf`/`oneOf` (never one member), an `allOf`, a
+ * `contains`, a `patternProperties` (with an `additionalProperties` beside it), a `pattern`, an `enum`
+ * that is not all strings, and as a last resort a `$ref`. What may stay over the bound after that is
+ * the cost of plain object schemas with thousands of properties (bounded by the schema's own size).
  *
  * @example
  * ```ts
- * const dropped = boundCost(relaxedSchema, { maxDepth: 64, maxFactor: 16 }); // e.g. ['/$defs/A0/anyOf']
+ * boundCost(relaxedSchema, { maxDepth: 64, maxFactor: 256 }); // { dropped: ['/$defs/A0/anyOf'], factors: { evaluations: 3, patternSteps: 1 } }
  * ```
  */
-export function boundCost(root: Record<string, unknown>, limits: { readonly maxDepth: number; readonly maxFactor: number }): string[] {
+export function boundCost(
+  root: Record<string, unknown>,
+  limits: { readonly maxDepth: number; readonly maxFactor: number },
+): { dropped: string[]; factors: CostFactors } {
   const dropped: string[] = [];
   const graph = new SchemaGraph(root);
   for (let cycle = graph.sameValueCycle(); cycle !== undefined; cycle = graph.sameValueCycle()) dropped.push(...graph.drop(cycle, '$ref'));
   for (;;) {
-    const factors = graph.factors(limits.maxDepth);
-    if (graph.worst(factors) <= limits.maxFactor) return dropped;
-    const culprit = graph.culprit(factors);
-    if (culprit === undefined) return dropped; // nothing left to drop: plain evaluations only
+    const evaluations = graph.levels(limits.maxDepth, 'evaluations');
+    const patternSteps = graph.levels(limits.maxDepth, 'patternSteps');
+    const factors = { evaluations: graph.worst(evaluations), patternSteps: graph.worst(patternSteps) };
+    const over = factors.evaluations > limits.maxFactor ? 'evaluations' : factors.patternSteps > limits.maxFactor ? 'patternSteps' : undefined;
+    const culprit = over === undefined ? undefined : graph.culprit(over === 'evaluations' ? evaluations : patternSteps, over);
+    if (culprit === undefined) return { dropped, factors }; // within the bound, or nothing left to drop
     dropped.push(...graph.drop(culprit.node, culprit.keyword));
   }
 }
@@ -102,25 +114,41 @@ class SchemaGraph {
     return out;
   }
 
-  /** For each kind of child value (a named property, other keys, key names, an item), the subschemas evaluated on it. */
-  private childClasses(schema: Record<string, unknown>): Record<string, unknown>[][] {
+  /**
+   * For each kind of child value (a named property, other keys, key names, an item): the subschemas
+   * evaluated on it, and the cost of what else is run on it (each key is tested against every
+   * `patternProperties` expression, twice with `additionalProperties: false`).
+   */
+  private childClasses(schema: Record<string, unknown>, kind: Kind): { members: Record<string, unknown>[]; extra: number }[] {
     const schemas = (value: unknown): Record<string, unknown>[] => (isRecord(value) ? [value] : []);
-    const patterns = isRecord(schema['patternProperties']) ? Object.values(schema['patternProperties']).filter(isRecord) : [];
-    const classes: Record<string, unknown>[][] = [];
-    if (isRecord(schema['properties'])) for (const value of Object.values(schema['properties'])) classes.push([...schemas(value), ...patterns]);
-    classes.push([...schemas(schema['additionalProperties']), ...patterns], schemas(schema['propertyNames']));
+    const patternProperties = isRecord(schema['patternProperties']) ? schema['patternProperties'] : {};
+    const patterns = Object.values(patternProperties).filter(isRecord);
+    const perKey = Object.keys(patternProperties).reduce((sum, key) => sum + (kind === 'evaluations' ? 1 : (linearPatternCost(key) ?? 0)), 0);
+    const keyTests = perKey * (schema['additionalProperties'] === false ? 2 : 1);
+    const classes: { members: Record<string, unknown>[]; extra: number }[] = [];
+    if (isRecord(schema['properties'])) for (const value of Object.values(schema['properties'])) classes.push({ members: [...schemas(value), ...patterns], extra: 0 });
+    classes.push({ members: [...schemas(schema['additionalProperties']), ...patterns], extra: 0 });
+    classes.push({ members: schemas(schema['propertyNames']), extra: keyTests });
     const contains = schemas(schema['contains']);
     const positional = Array.isArray(schema['prefixItems']) ? schema['prefixItems'] : Array.isArray(schema['items']) ? schema['items'] : [];
-    for (const item of positional) classes.push([...schemas(item), ...contains]);
+    for (const item of positional) classes.push({ members: [...schemas(item), ...contains], extra: 0 });
     const rest = Array.isArray(schema['items']) ? schema['additionalItems'] : schema['items'];
-    classes.push([...schemas(rest), ...contains]);
+    classes.push({ members: [...schemas(rest), ...contains], extra: 0 });
     return classes;
   }
 
-  /** The per-character cost of evaluating `schema` itself on one value. */
-  private selfCost(schema: Record<string, unknown>): number {
+  /**
+   * What evaluating `schema` itself on one value costs. In evaluations: one, plus what zod does per
+   * value beyond a constant (it walks every declared property of an object schema, and tries every
+   * value of an `enum` that is not all strings, building an issue for each on failure): calibrated on
+   * zod 4.6, about 16 properties, or 2 enum values, cost one evaluation. In pattern steps: its
+   * `pattern`'s cost per character.
+   */
+  private selfCost(schema: Record<string, unknown>, kind: Kind): number {
     const pattern = schema['pattern'];
-    return 1 + (typeof pattern === 'string' ? (linearPatternCost(pattern) ?? 0) : 0);
+    if (kind === 'patternSteps') return typeof pattern === 'string' ? (linearPatternCost(pattern) ?? 0) : 0;
+    const properties = isRecord(schema['properties']) ? Object.keys(schema['properties']).length : 0;
+    return 1 + Math.floor(properties / 16) + Math.floor(mixedEnum(schema) / 2);
   }
 
   /**
@@ -156,8 +184,8 @@ class SchemaGraph {
     return undefined;
   }
 
-  /** The work factor of every node, for values at each depth from 0 to `maxDepth`: `factors[k].get(node)`. */
-  factors(maxDepth: number): Map<Record<string, unknown>, number>[] {
+  /** The factor of every node, for values at each depth from 0 to `maxDepth`: `levels[k].get(node)`. */
+  levels(maxDepth: number, kind: Kind): Map<Record<string, unknown>, number>[] {
     const levels: Map<Record<string, unknown>, number>[] = [];
     for (let depth = 0; depth <= maxDepth; depth++) {
       const below = levels[depth - 1];
@@ -168,8 +196,8 @@ class SchemaGraph {
         level.set(schema, 0); // same-value cycles were dropped; this only guards against a miss
         let own =
           below === undefined
-            ? this.selfCost(schema)
-            : Math.max(0, ...this.childClasses(schema).map((members) => members.reduce((sum, member) => sum + (below.get(member) ?? 0), 0)));
+            ? this.selfCost(schema, kind)
+            : Math.max(0, ...this.childClasses(schema, kind).map(({ members, extra }) => members.reduce((sum, member) => sum + (below.get(member) ?? 0), extra)));
         for (const member of this.sameValue(schema)) own += factor(member);
         const value = Math.min(own, SATURATED);
         level.set(schema, value);
@@ -181,21 +209,21 @@ class SchemaGraph {
     return levels;
   }
 
-  worst(factors: readonly Map<Record<string, unknown>, number>[]): number {
-    return Math.max(...factors.map((level) => level.get(this.root) ?? 0));
+  worst(levels: readonly Map<Record<string, unknown>, number>[]): number {
+    return Math.max(...levels.map((level) => level.get(this.root) ?? 0));
   }
 
   /**
-   * The keyword to drop next: the composition (or `contains`, `patternProperties`, `pattern`) that adds
-   * the most work beyond its single most expensive part; a `$ref` only when no such keyword adds any.
+   * The keyword to drop next: the composition (or `contains`, `patternProperties`, and by kind a
+   * `pattern` or a mixed `enum`) that adds the most beyond its single most expensive part; then whole
+   * compositions; a `$ref` only when nothing else adds anything.
    */
-  culprit(factors: readonly Map<Record<string, unknown>, number>[]): { node: Record<string, unknown>; keyword: string } | undefined {
-    const peak = (schema: unknown) => (isRecord(schema) ? Math.max(...factors.map((level) => level.get(schema) ?? 0)) : 0);
+  culprit(levels: readonly Map<Record<string, unknown>, number>[], kind: Kind): { node: Record<string, unknown>; keyword: string } | undefined {
+    const peak = (schema: unknown) => (isRecord(schema) ? Math.max(...levels.map((level) => level.get(schema) ?? 0)) : 0);
     let best: { node: Record<string, unknown>; keyword: string; blame: number } | undefined;
     const consider = (node: Record<string, unknown>, keyword: string, blame: number) => {
       if (blame > 0 && (best === undefined || blame > best.blame)) best = { node, keyword, blame };
     };
-    // First what multiplies: the work a keyword adds beyond its single most expensive part.
     for (const { schema } of this.nodes) {
       for (const keyword of COMPOSITIONS) {
         const costs = Array.isArray(schema[keyword]) ? schema[keyword].map(peak) : [];
@@ -203,12 +231,12 @@ class SchemaGraph {
       }
       consider(schema, 'contains', peak(schema['contains']));
       if (isRecord(schema['patternProperties'])) {
-        consider(schema, 'patternProperties', Object.values(schema['patternProperties']).reduce<number>((sum, value) => sum + peak(value), 0));
+        consider(schema, 'patternProperties', Object.values(schema['patternProperties']).reduce<number>((sum, value) => sum + peak(value), 0) + 1);
       }
-      if (typeof schema['pattern'] === 'string') consider(schema, 'pattern', (linearPatternCost(schema['pattern']) ?? 1) - 1);
+      if (kind === 'patternSteps' && typeof schema['pattern'] === 'string') consider(schema, 'pattern', linearPatternCost(schema['pattern']) ?? 0);
+      if (kind === 'evaluations') consider(schema, 'enum', Math.floor(mixedEnum(schema) / 2));
     }
     if (best !== undefined) return best;
-    // Then what only adds: whole compositions, and last of all references.
     for (const { schema } of this.nodes) {
       for (const keyword of COMPOSITIONS) if (Array.isArray(schema[keyword])) consider(schema, keyword, schema[keyword].reduce<number>((sum, member) => sum + peak(member), 0));
     }
@@ -228,6 +256,12 @@ class SchemaGraph {
     }
     return dropped;
   }
+}
+
+/** The number of values of an `enum` that zod checks one by one (one that is not all strings). */
+function mixedEnum(schema: Record<string, unknown>): number {
+  const values = schema['enum'];
+  return Array.isArray(values) && !values.every((value) => typeof value === 'string') ? values.length : 0;
 }
 
 const ARRAY_KEYWORDS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items']);

@@ -114,18 +114,26 @@ export interface McpToolsOptions {
    */
   readonly output?: 'structured' | 'text';
   /**
-   * The largest arguments a call may send: one per value, plus the length of every string and key
-   * (about their length as JSON). Larger ones get `invalid_args` before anything else is checked, so
-   * that validating against any server's schema stays within a few milliseconds (the worst case grows
-   * with this bound; a larger bound also makes the schema relaxation stricter, keeping it about the
-   * same). Raise it for tools that take whole files.
-   * @default 262144
+   * The most characters a call's arguments may have in their strings and keys, in all. Raise it for
+   * tools that take whole files. It is a budget of pattern search steps: a tool whose schema checks a
+   * string with patterns costing more than one step per character (an unanchored one, several on one
+   * string) accepts that many times fewer.
+   * @default 1048576
    */
   readonly maxArgsLength?: number;
   /**
+   * The most values (objects, arrays, strings, numbers, booleans, nulls) a call's arguments may hold.
+   * It is a budget of schema evaluations (zod takes up to about 2.5 µs for one that fails, so the
+   * default is about 5 ms): a tool whose schema evaluates a value several times (`anyOf`, `allOf`,
+   * `contains`, large mixed `enum`s, objects with many properties) accepts that many times fewer.
+   * @default 2048
+   */
+  readonly maxArgsValues?: number;
+  /**
    * The deepest nesting a call's arguments may have (the arguments object is depth 0), 1 to 1000.
    * Deeper ones get `invalid_args`: zod's validators recurse, and a recursive schema would otherwise
-   * overflow the stack.
+   * overflow the stack. Arguments beyond any of the three limits get `invalid_args` before anything
+   * else is checked, and the server never sees them.
    * @default 64
    */
   readonly maxArgsDepth?: number;

@@ -1,6 +1,6 @@
 import { safeParse, toJSONSchema } from 'zod/v4/core';
 import { describe, expect, it } from 'vitest';
-import { compileInputSchema } from '../../src/mcp/inputSchema.js';
+import { compileInputSchema, DEFAULT_ARGS_LIMITS } from '../../src/mcp/inputSchema.js';
 import { mcpTools, type McpClient } from '../../src/mcp/index.js';
 
 const check = (schema: Record<string, unknown>, value: unknown) => {
@@ -150,20 +150,31 @@ describe('compileInputSchema never blocks the event loop', () => {
     expect(endless.ok).toBe(true);
   });
 
-  it('rejects arguments beyond the size and depth limits before checking anything else', () => {
+  it('rejects arguments beyond the limits before checking anything else', () => {
     const schema = { type: 'object', properties: { text: { type: 'string' }, tree: {} } };
-    const limits = { maxArgsLength: 1_000, maxArgsDepth: 8 };
-    const { schema: compiled } = compileInputSchema(schema, limits);
+    const { schema: compiled, limits } = compileInputSchema(schema, { maxArgsLength: 1_000, maxArgsValues: 50, maxArgsDepth: 8 });
+    expect(limits).toEqual({ maxArgsLength: 1_000, maxArgsValues: 50, maxArgsDepth: 8 });
     let deep: unknown = 1;
     for (let i = 0; i < 7; i++) deep = [deep]; // under `tree` (depth 1), the 1 sits at depth 8
     const issues = (value: unknown) => {
       const result = safeParse(compiled, value);
       return result.success ? 'ok' : result.error.issues.map((issue) => issue.message);
     };
-    expect(issues({ text: 'x'.repeat(990) })).toBe('ok');
-    expect(issues({ text: 'x'.repeat(1_000) })).toEqual([expect.stringMatching(/larger than this tool accepts \(at most 1000 characters/)]);
+    expect(issues({ text: 'x'.repeat(996) })).toBe('ok'); // 4 for the key
+    expect(issues({ text: 'x'.repeat(997) })).toEqual([expect.stringMatching(/strings and keys are longer than this tool accepts \(1000 characters in all\)/)]);
     expect(issues({ tree: deep })).toBe('ok');
     expect(issues({ tree: [deep] })).toEqual([expect.stringMatching(/nested more than 8 levels deep/)]);
-    expect(issues({ items: Array.from({ length: 10_000 }, () => 0) })).toEqual([expect.stringMatching(/larger than/)]);
+    expect(issues({ tree: Array.from({ length: 48 }, () => 0) })).toBe('ok'); // 50 values with the object and the array
+    expect(issues({ tree: Array.from({ length: 49 }, () => 0) })).toEqual([expect.stringMatching(/more than 50 values/)]);
+  });
+
+  it('lowers the limits of a schema that costs more per value or per character', () => {
+    const failing = { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] };
+    const union = compileInputSchema({ type: 'object', properties: { items: { type: 'array', items: { anyOf: [failing, failing, failing] } } } });
+    expect(union.relaxed).toEqual([]);
+    expect(union.limits.maxArgsValues).toBe(512); // 2 Ki evaluations / 4 per item (the union and its three members)
+    const unanchored = compileInputSchema({ type: 'object', properties: { s: { type: 'string', pattern: '[ab]{7}' } } });
+    expect(unanchored.limits.maxArgsLength).toBe(131_072); // 1 Mi steps / 8 per character
+    expect(compileInputSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^[a-z]+$' } } }).limits).toEqual(DEFAULT_ARGS_LIMITS);
   });
 });

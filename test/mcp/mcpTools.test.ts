@@ -498,30 +498,32 @@ describe('mcpTools with unusual listings', () => {
     expect(connection.calls()).toEqual(['slug']);
   });
 
-  it('gives invalid_args for arguments beyond maxArgsLength or maxArgsDepth, and never calls the server', async () => {
+  it('gives invalid_args for arguments beyond maxArgsLength, maxArgsValues or maxArgsDepth, and never calls the server', async () => {
     const { client, connection } = await listing([tool('echo')]);
-    const pipeline = createPipeline({ tools: await mcpTools(client, { maxArgsLength: 100, maxArgsDepth: 3 }) });
+    const pipeline = createPipeline({ tools: await mcpTools(client, { maxArgsLength: 100, maxArgsValues: 10, maxArgsDepth: 3 }) });
 
-    const [large, deep, fine] = await pipeline.run([
+    const [long, many, deep, fine] = await pipeline.run([
       { id: '1', name: 'echo', args: { text: 'x'.repeat(200) } },
-      { id: '2', name: 'echo', args: { a: { b: { c: { d: 1 } } } } },
-      { id: '3', name: 'echo', args: { a: { b: { c: 1 } } } },
+      { id: '2', name: 'echo', args: { list: [1, 2, 3, 4, 5, 6, 7, 8, 9] } },
+      { id: '3', name: 'echo', args: { a: { b: { c: { d: 1 } } } } },
+      { id: '4', name: 'echo', args: { a: { b: { c: 1 } } } },
     ]);
 
-    expect(failed(large).error.code).toBe('invalid_args');
-    expect(large?.content).toMatch(/larger than this tool accepts \(at most 100 characters/);
-    expect(failed(deep).error.code).toBe('invalid_args');
+    expect([long, many, deep].map((r) => failed(r).error.code)).toEqual(['invalid_args', 'invalid_args', 'invalid_args']);
+    expect(long?.content).toMatch(/longer than this tool accepts \(100 characters in all\)/);
+    expect(many?.content).toMatch(/more than 10 values/);
     expect(deep?.content).toMatch(/nested more than 3 levels deep/);
     expect(fine?.status).toBe('ok');
     expect(connection.calls()).toEqual(['echo']);
   });
 
-  it('checks maxArgsLength and maxArgsDepth at once', async () => {
+  it('checks maxArgsLength, maxArgsValues and maxArgsDepth at once', async () => {
     const { client } = await listing([tool('a')]);
     await expect(mcpTools(client, { maxArgsLength: 0 })).rejects.toThrow(/`maxArgsLength` must be a positive integer, or Infinity/);
+    await expect(mcpTools(client, { maxArgsValues: -1 })).rejects.toThrow(/`maxArgsValues` must be a positive integer, or Infinity/);
     await expect(mcpTools(client, { maxArgsLength: 1.5 })).rejects.toThrow(ConfigError);
     await expect(mcpTools(client, { maxArgsDepth: Infinity })).rejects.toThrow(/`maxArgsDepth` must be an integer from 1 to 1000/);
-    expect(await mcpTools(client, { maxArgsLength: Infinity, maxArgsDepth: 1000 })).toHaveLength(1);
+    expect(await mcpTools(client, { maxArgsLength: Infinity, maxArgsValues: Infinity, maxArgsDepth: 1000 })).toHaveLength(1);
   });
 
   it('gives a protocol error (the server no longer has the tool) as tool_error', async () => {
