@@ -121,3 +121,26 @@ for (const levels of [14, 16, 18]) {
   row(`  anyOf chain of ${levels} shared $defs (${JSON.stringify(schema).length} bytes): as listed`, before);
   row('                                        with mcpTools', after.ms, `relaxed ${after.relaxed.join(', ')}`);
 }
+
+console.log('\nListing: compiling a schema (once per tool per listing), mcpTools against zod alone:');
+function chains(count: number): Record<string, unknown> {
+  const $defs: Record<string, unknown> = {};
+  const properties: Record<string, unknown> = {};
+  for (let c = 0; c < count; c++) {
+    for (let i = 0; i < 20; i++) $defs[`C${c}_${i}`] = { anyOf: [{ $ref: `#/$defs/C${c}_${i + 1}` }, { $ref: `#/$defs/C${c}_${i + 1}` }] };
+    $defs[`C${c}_20`] = { type: 'object', properties: { x: { type: 'string' } } };
+    properties[`p${c}`] = { $ref: `#/$defs/C${c}_0` };
+  }
+  return { type: 'object', $defs, properties };
+}
+const wideProperties: Record<string, unknown> = {};
+for (let i = 0; i < 3000; i++) wideProperties[`p${i}`] = { type: 'object', properties: { a: { type: 'string' }, b: { anyOf: [{ type: 'string' }, { type: 'null' }] } } };
+for (const [label, schema] of [
+  ['50 amplifying anyOf chains', chains(50)],
+  ['300 amplifying anyOf chains', chains(300)],
+  ['3000 properties, each an object with an anyOf', { type: 'object', properties: wideProperties }],
+] as const) {
+  const ours = timeMs(() => compileInputSchema(schema), 3);
+  const zodAlone = timeMs(() => z.fromJSONSchema(schema as never), 3);
+  row(`  ${label} (${Math.round(JSON.stringify(schema).length / 1024)} KiB)`, ours, `zod alone ${fmt(zodAlone, 2)} ms`);
+}

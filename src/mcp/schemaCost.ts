@@ -30,11 +30,6 @@ export interface CostFactors {
 
 type Kind = keyof CostFactors;
 
-interface Node {
-  readonly schema: Record<string, unknown>;
-  readonly pointer: string;
-}
-
 /** Factors are counted up to this, so that sums never overflow. */
 const SATURATED = 1e12;
 
@@ -59,21 +54,54 @@ export function boundCost(
   const dropped: string[] = [];
   const graph = new SchemaGraph(root);
   for (let cycle = graph.sameValueCycle(); cycle !== undefined; cycle = graph.sameValueCycle()) dropped.push(...graph.drop(cycle, '$ref'));
-  for (;;) {
-    const evaluations = graph.levels(limits.maxDepth, 'evaluations');
-    const patternSteps = graph.levels(limits.maxDepth, 'patternSteps');
-    const factors = { evaluations: graph.worst(evaluations), patternSteps: graph.worst(patternSteps) };
+  for (let round = 0; ; round++) {
+    const nodes = graph.reachable();
+    const evaluations = graph.peaks(nodes, limits.maxDepth, 'evaluations');
+    const patternSteps = graph.peaks(nodes, limits.maxDepth, 'patternSteps');
+    const factors = { evaluations: evaluations[0]!, patternSteps: patternSteps[0]! }; // the root is node 0
     const over = factors.evaluations > limits.maxFactor ? 'evaluations' : factors.patternSteps > limits.maxFactor ? 'patternSteps' : undefined;
-    const culprit = over === undefined ? undefined : graph.culprit(over === 'evaluations' ? evaluations : patternSteps, over);
-    if (culprit === undefined) return { dropped, factors }; // within the bound, or nothing left to drop
-    dropped.push(...graph.drop(culprit.node, culprit.keyword));
+    if (over === undefined) return { dropped, factors };
+    // Each round costs a pass over the schema: past a few, what multiplies goes at once (then
+    // every reference), so that a schema built of many amplifiers cannot make the listing slow.
+    const culprits =
+      round < MAX_ROUNDS
+        ? [graph.culprit(nodes, over === 'evaluations' ? evaluations : patternSteps, over)].filter((culprit) => culprit !== undefined)
+        : graph.everything(nodes, round > MAX_ROUNDS);
+    if (culprits.length === 0) return { dropped, factors }; // nothing left to drop
+    for (const { node, keyword } of culprits) dropped.push(...graph.drop(node, keyword));
   }
 }
 
+/** Single drops, each the costliest, before what multiplies is dropped wholesale. */
+const MAX_ROUNDS = 8;
+
 const COMPOSITIONS = ['anyOf', 'oneOf', 'allOf'] as const;
 
+/** The nodes (by index) evaluated on one kind of child value, and the cost of what else runs on it. */
+interface ChildClass {
+  readonly members: Int32Array;
+  readonly extra: number;
+}
+
+/** What a node leads to and costs, read once (again after a keyword of it is dropped). */
+interface Edges {
+  readonly sameValue: Int32Array;
+  readonly classes: Readonly<Record<Kind, readonly ChildClass[]>>;
+  readonly self: Readonly<Record<Kind, number>>;
+}
+
+/** A drop: `keyword` of the node at index `node`. */
+interface Culprit {
+  readonly node: number;
+  readonly keyword: string;
+}
+
+/** The subschemas of a root, by index (the root is 0), with what each leads to. */
 class SchemaGraph {
-  readonly nodes: Node[] = [];
+  private readonly nodes: Record<string, unknown>[] = [];
+  private readonly pointers: string[] = [];
+  private readonly index = new Map<Record<string, unknown>, number>();
+  private readonly edges: (Edges | undefined)[] = [];
   private readonly defs: Record<string, unknown> | undefined;
 
   constructor(private readonly root: Record<string, unknown>) {
@@ -82,8 +110,9 @@ class SchemaGraph {
   }
 
   private collect(schema: unknown, pointer: string): void {
-    if (!isRecord(schema)) return;
-    this.nodes.push({ schema, pointer });
+    if (!isRecord(schema) || this.index.has(schema)) return;
+    this.index.set(schema, this.nodes.push(schema) - 1);
+    this.pointers.push(pointer);
     for (const [key, value] of Object.entries(schema)) {
       const at = `${pointer}/${escape(key)}`;
       if (Array.isArray(value) && ARRAY_KEYWORDS.has(key)) value.forEach((item, i) => this.collect(item, `${at}/${i}`));
@@ -92,125 +121,153 @@ class SchemaGraph {
     }
   }
 
-  /** The subschema a local `$ref` points to. */
-  private target(schema: Record<string, unknown>): Record<string, unknown> | undefined {
-    const ref = schema['$ref'];
-    if (typeof ref !== 'string') return undefined;
-    if (ref === '#') return this.root;
+  /** The index of the subschema a local `$ref` of node `i` points to, or -1. */
+  private target(i: number): number {
+    const ref = this.nodes[i]!['$ref'];
+    if (typeof ref !== 'string') return -1;
+    if (ref === '#') return 0;
     const name = /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(ref)?.[1];
     const target = name === undefined ? undefined : this.defs?.[name.replace(/~1/g, '/').replace(/~0/g, '~')];
-    return isRecord(target) ? target : undefined;
+    return isRecord(target) ? (this.index.get(target) ?? -1) : -1;
   }
 
-  /** Subschemas evaluated on the same value as `schema`. */
-  private sameValue(schema: Record<string, unknown>): Record<string, unknown>[] {
-    const out: Record<string, unknown>[] = [];
-    const target = this.target(schema);
-    if (target !== undefined) out.push(target);
-    for (const keyword of COMPOSITIONS) {
-      const members = schema[keyword];
-      if (Array.isArray(members)) for (const member of members) if (isRecord(member)) out.push(member);
+  private edgesOf(i: number): Edges {
+    let edges = this.edges[i];
+    if (edges === undefined) {
+      const schema = this.nodes[i]!;
+      edges = {
+        sameValue: this.sameValueOf(i),
+        classes: { evaluations: this.classesOf(schema, 'evaluations'), patternSteps: this.classesOf(schema, 'patternSteps') },
+        self: { evaluations: selfCost(schema, 'evaluations'), patternSteps: selfCost(schema, 'patternSteps') },
+      };
+      this.edges[i] = edges;
     }
-    return out;
+    return edges;
+  }
+
+  /** The nodes evaluated on the same value as node `i`: its `$ref` target, the members of its compositions. */
+  private sameValueOf(i: number): Int32Array {
+    const out: number[] = [];
+    const target = this.target(i);
+    if (target !== -1) out.push(target);
+    for (const keyword of COMPOSITIONS) {
+      const members = this.nodes[i]![keyword];
+      if (Array.isArray(members)) for (const member of members) if (isRecord(member)) out.push(this.index.get(member)!);
+    }
+    return Int32Array.from(out);
   }
 
   /**
-   * For each kind of child value (a named property, other keys, key names, an item): the subschemas
+   * For each kind of child value (a named property, other keys, key names, an item): the nodes
    * evaluated on it, and the cost of what else is run on it (each key is tested against every
    * `patternProperties` expression, twice with `additionalProperties: false`).
    */
-  private childClasses(schema: Record<string, unknown>, kind: Kind): { members: Record<string, unknown>[]; extra: number }[] {
-    const schemas = (value: unknown): Record<string, unknown>[] => (isRecord(value) ? [value] : []);
+  private classesOf(schema: Record<string, unknown>, kind: Kind): ChildClass[] {
+    const at = (value: unknown): number[] => (isRecord(value) ? [this.index.get(value)!] : []);
     const patternProperties = isRecord(schema['patternProperties']) ? schema['patternProperties'] : {};
-    const patterns = Object.values(patternProperties).filter(isRecord);
+    const patterns = Object.values(patternProperties).flatMap(at);
     const perKey = Object.keys(patternProperties).reduce((sum, key) => sum + (kind === 'evaluations' ? 1 : (linearPatternCost(key) ?? 0)), 0);
     const keyTests = perKey * (schema['additionalProperties'] === false ? 2 : 1);
-    const classes: { members: Record<string, unknown>[]; extra: number }[] = [];
-    if (isRecord(schema['properties'])) for (const value of Object.values(schema['properties'])) classes.push({ members: [...schemas(value), ...patterns], extra: 0 });
-    classes.push({ members: [...schemas(schema['additionalProperties']), ...patterns], extra: 0 });
-    classes.push({ members: schemas(schema['propertyNames']), extra: keyTests });
-    const contains = schemas(schema['contains']);
+    const classes: ChildClass[] = [];
+    const add = (members: number[], extra = 0) => classes.push({ members: Int32Array.from(members), extra });
+    if (isRecord(schema['properties'])) for (const value of Object.values(schema['properties'])) add([...at(value), ...patterns]);
+    add([...at(schema['additionalProperties']), ...patterns]);
+    add(at(schema['propertyNames']), keyTests);
+    const contains = at(schema['contains']);
     const positional = Array.isArray(schema['prefixItems']) ? schema['prefixItems'] : Array.isArray(schema['items']) ? schema['items'] : [];
-    for (const item of positional) classes.push({ members: [...schemas(item), ...contains], extra: 0 });
-    const rest = Array.isArray(schema['items']) ? schema['additionalItems'] : schema['items'];
-    classes.push({ members: [...schemas(rest), ...contains], extra: 0 });
+    for (const item of positional) add([...at(item), ...contains]);
+    add([...at(Array.isArray(schema['items']) ? schema['additionalItems'] : schema['items']), ...contains]);
     return classes;
-  }
-
-  /**
-   * What evaluating `schema` itself on one value costs. In evaluations: one, plus what zod does per
-   * value beyond a constant (it walks every declared property of an object schema, and tries every
-   * value of an `enum` that is not all strings, building an issue for each on failure): calibrated on
-   * zod 4.6, about 16 properties, or 2 enum values, cost one evaluation. In pattern steps: its
-   * `pattern`'s cost per character.
-   */
-  private selfCost(schema: Record<string, unknown>, kind: Kind): number {
-    const pattern = schema['pattern'];
-    if (kind === 'patternSteps') return typeof pattern === 'string' ? (linearPatternCost(pattern) ?? 0) : 0;
-    const properties = isRecord(schema['properties']) ? Object.keys(schema['properties']).length : 0;
-    return 1 + Math.floor(properties / 16) + Math.floor(mixedEnum(schema) / 2);
   }
 
   /**
    * A node whose `$ref` closes a cycle of same-value edges (zod would recurse on one value without
    * end), or `undefined`. Every such cycle holds a `$ref`: the other edges lead into nested objects.
    */
-  sameValueCycle(): Record<string, unknown> | undefined {
-    const state = new Map<Record<string, unknown>, 'open' | 'done'>();
-    const path: Record<string, unknown>[] = [];
-    const visit = (schema: Record<string, unknown>): Record<string, unknown> | undefined => {
-      state.set(schema, 'open');
-      path.push(schema);
-      for (const next of this.sameValue(schema)) {
-        if (state.get(next) === 'open') {
+  sameValueCycle(): number | undefined {
+    const state = new Uint8Array(this.nodes.length); // 0 new, 1 open, 2 done
+    const path: number[] = [];
+    const visit = (i: number): number | undefined => {
+      state[i] = 1;
+      path.push(i);
+      for (const next of this.edgesOf(i).sameValue) {
+        if (state[next] === 1) {
           const cycle = [...path.slice(path.indexOf(next)), next];
           // The edge out of a node is its `$ref` when the next node of the cycle is that reference's target.
-          for (let i = cycle.length - 2; i >= 0; i--) if (this.target(cycle[i]!) === cycle[i + 1]) return cycle[i];
+          for (let k = cycle.length - 2; k >= 0; k--) if (this.target(cycle[k]!) === cycle[k + 1]) return cycle[k];
         }
-        if (state.get(next) === undefined) {
+        if (state[next] === 0) {
           const found = visit(next);
           if (found !== undefined) return found;
         }
       }
       path.pop();
-      state.set(schema, 'done');
+      state[i] = 2;
       return undefined;
     };
-    for (const { schema } of this.nodes) {
-      if (state.get(schema) !== undefined) continue;
-      const found = visit(schema);
+    for (const i of this.reachable()) {
+      if (state[i] !== 0) continue;
+      const found = visit(i);
       if (found !== undefined) return found;
     }
     return undefined;
   }
 
-  /** The factor of every node, for values at each depth from 0 to `maxDepth`: `levels[k].get(node)`. */
-  levels(maxDepth: number, kind: Kind): Map<Record<string, unknown>, number>[] {
-    const levels: Map<Record<string, unknown>, number>[] = [];
-    for (let depth = 0; depth <= maxDepth; depth++) {
-      const below = levels[depth - 1];
-      const level = new Map<Record<string, unknown>, number>();
-      const factor = (schema: Record<string, unknown>): number => {
-        const known = level.get(schema);
-        if (known !== undefined) return known;
-        level.set(schema, 0); // same-value cycles were dropped; this only guards against a miss
-        let own =
-          below === undefined
-            ? this.selfCost(schema, kind)
-            : Math.max(0, ...this.childClasses(schema, kind).map(({ members, extra }) => members.reduce((sum, member) => sum + (below.get(member) ?? 0), extra)));
-        for (const member of this.sameValue(schema)) own += factor(member);
-        const value = Math.min(own, SATURATED);
-        level.set(schema, value);
-        return value;
+  /** The nodes zod compiles: those the root reaches (a definition nothing refers to is never run). */
+  reachable(): Int32Array {
+    const seen = new Uint8Array(this.nodes.length);
+    const order = [0];
+    seen[0] = 1;
+    for (let k = 0; k < order.length; k++) {
+      const { sameValue, classes } = this.edgesOf(order[k]!);
+      const visit = (next: number) => {
+        if (seen[next] === 0) {
+          seen[next] = 1;
+          order.push(next);
+        }
       };
-      for (const { schema } of this.nodes) factor(schema);
-      levels.push(level);
+      sameValue.forEach(visit);
+      for (const { members } of classes.evaluations) members.forEach(visit);
     }
-    return levels;
+    return Int32Array.from(order);
   }
 
-  worst(levels: readonly Map<Record<string, unknown>, number>[]): number {
-    return Math.max(...levels.map((level) => level.get(this.root) ?? 0));
+  /**
+   * The factor of every node (by index; 0 for the nodes not in `nodes`): the most it costs a value at
+   * any depth from 0 to `maxDepth`. Computed level by level; stops early once a level repeats the one
+   * before (every later level would repeat it too).
+   */
+  peaks(nodes: Int32Array, maxDepth: number, kind: Kind): Float64Array {
+    const peak = new Float64Array(this.nodes.length);
+    let below: Float64Array | undefined;
+    for (let depth = 0; depth <= maxDepth; depth++) {
+      const level = new Float64Array(this.nodes.length).fill(-1); // -1: not computed yet
+      const factor = (i: number): number => {
+        if (level[i]! >= 0) return level[i]!;
+        level[i] = 0; // same-value cycles were dropped; this only guards against a miss
+        const edges = this.edgesOf(i);
+        let own = 0;
+        if (below === undefined) own = edges.self[kind];
+        else {
+          for (const { members, extra } of edges.classes[kind]) {
+            let sum = extra;
+            for (const member of members) sum += Math.max(0, below[member]!);
+            if (sum > own) own = sum;
+          }
+        }
+        for (const member of edges.sameValue) own += factor(member);
+        return (level[i] = Math.min(own, SATURATED));
+      };
+      let repeats = below !== undefined;
+      for (const i of nodes) {
+        const value = factor(i);
+        if (value > peak[i]!) peak[i] = value;
+        if (repeats && value !== below![i]) repeats = false;
+      }
+      if (repeats) break;
+      below = level;
+    }
+    return peak;
   }
 
   /**
@@ -218,44 +275,74 @@ class SchemaGraph {
    * `pattern` or a mixed `enum`) that adds the most beyond its single most expensive part; then whole
    * compositions; a `$ref` only when nothing else adds anything.
    */
-  culprit(levels: readonly Map<Record<string, unknown>, number>[], kind: Kind): { node: Record<string, unknown>; keyword: string } | undefined {
-    const peak = (schema: unknown) => (isRecord(schema) ? Math.max(...levels.map((level) => level.get(schema) ?? 0)) : 0);
-    let best: { node: Record<string, unknown>; keyword: string; blame: number } | undefined;
-    const consider = (node: Record<string, unknown>, keyword: string, blame: number) => {
+  culprit(nodes: Int32Array, peaks: Float64Array, kind: Kind): Culprit | undefined {
+    const peak = (schema: unknown) => (isRecord(schema) ? peaks[this.index.get(schema)!]! : 0);
+    let best: (Culprit & { blame: number }) | undefined;
+    const consider = (node: number, keyword: string, blame: number) => {
       if (blame > 0 && (best === undefined || blame > best.blame)) best = { node, keyword, blame };
     };
-    for (const { schema } of this.nodes) {
+    for (const i of nodes) {
+      const schema = this.nodes[i]!;
       for (const keyword of COMPOSITIONS) {
         const costs = Array.isArray(schema[keyword]) ? schema[keyword].map(peak) : [];
-        if (costs.length > 0) consider(schema, keyword, costs.reduce((a, b) => a + b, 0) - Math.max(...costs));
+        if (costs.length > 0) consider(i, keyword, costs.reduce((a, b) => a + b, 0) - Math.max(...costs));
       }
-      consider(schema, 'contains', peak(schema['contains']));
+      consider(i, 'contains', peak(schema['contains']));
       if (isRecord(schema['patternProperties'])) {
-        consider(schema, 'patternProperties', Object.values(schema['patternProperties']).reduce<number>((sum, value) => sum + peak(value), 0) + 1);
+        consider(i, 'patternProperties', Object.values(schema['patternProperties']).reduce<number>((sum, value) => sum + peak(value), 0) + 1);
       }
-      if (kind === 'patternSteps' && typeof schema['pattern'] === 'string') consider(schema, 'pattern', linearPatternCost(schema['pattern']) ?? 0);
-      if (kind === 'evaluations') consider(schema, 'enum', Math.floor(mixedEnum(schema) / 2));
+      if (kind === 'patternSteps' && typeof schema['pattern'] === 'string') consider(i, 'pattern', linearPatternCost(schema['pattern']) ?? 0);
+      if (kind === 'evaluations') consider(i, 'enum', Math.floor(mixedEnum(schema) / 2));
     }
     if (best !== undefined) return best;
-    for (const { schema } of this.nodes) {
-      for (const keyword of COMPOSITIONS) if (Array.isArray(schema[keyword])) consider(schema, keyword, schema[keyword].reduce<number>((sum, member) => sum + peak(member), 0));
+    for (const i of nodes) {
+      const schema = this.nodes[i]!;
+      for (const keyword of COMPOSITIONS) if (Array.isArray(schema[keyword])) consider(i, keyword, schema[keyword].reduce<number>((sum, member) => sum + peak(member), 0));
     }
     if (best !== undefined) return best;
-    for (const { schema } of this.nodes) if (this.target(schema) !== undefined) consider(schema, '$ref', peak(this.target(schema)));
+    for (const i of nodes) if (this.target(i) !== -1) consider(i, '$ref', peaks[this.target(i)]!);
     return best;
   }
 
-  /** Deletes `keyword` from `node` (and an `additionalProperties` that would now reject keys), returning the pointers. */
-  drop(node: Record<string, unknown>, keyword: string): string[] {
-    const pointer = this.nodes.find((entry) => entry.schema === node)!.pointer;
+  /** Every keyword that multiplies (or, with `references`, every `$ref`) of `nodes`, to drop at once. */
+  everything(nodes: Int32Array, references: boolean): Culprit[] {
+    const keywords = references ? ['$ref'] : [...COMPOSITIONS, 'contains', 'patternProperties'];
+    const out: Culprit[] = [];
+    for (const i of nodes) {
+      const schema = this.nodes[i]!;
+      for (const keyword of keywords) if (keyword in schema) out.push({ node: i, keyword });
+      if (!references && mixedEnum(schema) > 1) out.push({ node: i, keyword: 'enum' });
+      if (!references && typeof schema['pattern'] === 'string' && (linearPatternCost(schema['pattern']) ?? 0) > 1) out.push({ node: i, keyword: 'pattern' });
+    }
+    return out;
+  }
+
+  /** Deletes `keyword` from node `i` (and an `additionalProperties` that would now reject keys), returning the pointers. */
+  drop(i: number, keyword: string): string[] {
+    const node = this.nodes[i]!;
     delete node[keyword];
-    const dropped = [`${pointer}/${escape(keyword)}`];
+    this.edges[i] = undefined;
+    const dropped = [`${this.pointers[i]}/${escape(keyword)}`];
     if (keyword === 'patternProperties' && 'additionalProperties' in node) {
       delete node['additionalProperties'];
-      dropped.push(`${pointer}/additionalProperties`);
+      dropped.push(`${this.pointers[i]}/additionalProperties`);
     }
     return dropped;
   }
+}
+
+/**
+ * What evaluating `schema` itself on one value costs. In evaluations: one, plus what zod does per
+ * value beyond a constant (it walks every declared property of an object schema, and tries every
+ * value of an `enum` that is not all strings, building an issue for each on failure): calibrated on
+ * zod 4.6, about 16 properties, or 2 enum values, cost one evaluation. In pattern steps: its
+ * `pattern`'s cost per character.
+ */
+function selfCost(schema: Record<string, unknown>, kind: Kind): number {
+  const pattern = schema['pattern'];
+  if (kind === 'patternSteps') return typeof pattern === 'string' ? (linearPatternCost(pattern) ?? 0) : 0;
+  const properties = isRecord(schema['properties']) ? Object.keys(schema['properties']).length : 0;
+  return 1 + Math.floor(properties / 16) + Math.floor(mixedEnum(schema) / 2);
 }
 
 /** The number of values of an `enum` that zod checks one by one (one that is not all strings). */
