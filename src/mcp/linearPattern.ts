@@ -160,7 +160,7 @@ function anchored(node: PatternNode): boolean {
 }
 
 /** The most characters `node` can match. */
-export function maxLength(node: PatternNode): number {
+function maxLength(node: PatternNode): number {
   switch (node.kind) {
     case 'chars':
       return 1;

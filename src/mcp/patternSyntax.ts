@@ -60,7 +60,7 @@ const CLASS_ESCAPES: Readonly<Record<string, CharSet>> = {
   S: complement(SPACE),
 };
 /** `.` without the `s` flag: any code unit but a line terminator. */
-export const DOT: CharSet = complement(LINE_TERMINATORS);
+const DOT: CharSet = complement(LINE_TERMINATORS);
 
 /** Thrown inside the parser for syntax outside the subset; never escapes {@link parsePattern}. */
 class Unsupported extends Error {}
@@ -258,7 +258,7 @@ function isSingle(set: CharSet): boolean {
 }
 
 /** Sorted, merged ranges. */
-export function normalize(ranges: readonly (readonly [number, number])[]): CharSet {
+function normalize(ranges: readonly (readonly [number, number])[]): CharSet {
   const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
   const merged: [number, number][] = [];
   for (const [lo, hi] of sorted) {
@@ -270,7 +270,7 @@ export function normalize(ranges: readonly (readonly [number, number])[]): CharS
 }
 
 /** Every code unit not in `set`. */
-export function complement(set: CharSet): CharSet {
+function complement(set: CharSet): CharSet {
   const out: [number, number][] = [];
   let next = 0;
   for (const [lo, hi] of set) {
