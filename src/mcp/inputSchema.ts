@@ -3,6 +3,7 @@ import type { $ZodType } from 'zod/v4/core';
 import { isObject, isRecord } from '../internal/validate.js';
 import { isLinearPattern } from './linearPattern.js';
 import { boundCost } from './schemaCost.js';
+import { escapePointer, localDefinition, SCHEMA_KEYWORDS, SCHEMA_MAPS } from './schemaKeywords.js';
 
 /** A JSON Schema object as an MCP server lists it. */
 export type JsonSchemaObject = Readonly<Record<string, unknown>>;
@@ -65,22 +66,6 @@ const UNSUPPORTED = new Set([
   'unevaluatedItems',
   'unevaluatedProperties',
 ]);
-
-/** Keywords whose value is a schema, or an array of schemas. */
-const SCHEMA_KEYWORDS = new Set([
-  'items',
-  'prefixItems',
-  'additionalItems',
-  'additionalProperties',
-  'contains',
-  'propertyNames',
-  'allOf',
-  'anyOf',
-  'oneOf',
-]);
-
-/** Keywords whose value maps names to schemas. */
-const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions']);
 
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'object', 'array']);
 
@@ -233,12 +218,11 @@ class Relaxer {
   /** `#`, or a definition of the root that exists, rewritten to the definitions keyword in use. */
   private localRef(ref: string): string | undefined {
     if (ref === '#') return ref;
-    const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref);
-    if (match === null) return undefined;
-    const name = match[2]!.replace(/~1/g, '/').replace(/~0/g, '~');
-    const defs = this.root[match[1]!];
-    if (!isRecord(defs) || !Object.hasOwn(defs, name)) return undefined;
-    return match[1] === this.defsKey ? ref : undefined;
+    const definition = localDefinition(ref);
+    if (definition === undefined) return undefined;
+    const defs = this.root[definition.keyword];
+    if (!isRecord(defs) || !Object.hasOwn(defs, definition.name)) return undefined;
+    return definition.keyword === this.defsKey ? ref : undefined;
   }
 }
 
@@ -309,8 +293,4 @@ function withoutKey(schema: JsonSchemaObject, key: string): Record<string, unkno
 /** Sets an own property, even one named `__proto__`. */
 function defineValue(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-function escapePointer(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

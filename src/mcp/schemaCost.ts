@@ -1,5 +1,6 @@
 import { isRecord } from '../internal/validate.js';
 import { linearPatternCost } from './linearPattern.js';
+import { escapePointer, localDefinition, SCHEMA_KEYWORDS, SCHEMA_MAPS } from './schemaKeywords.js';
 
 /**
  * The validation cost of a (relaxed) JSON Schema as zod runs it, and the relaxations that bound it.
@@ -114,10 +115,11 @@ class SchemaGraph {
     this.index.set(schema, this.nodes.push(schema) - 1);
     this.pointers.push(pointer);
     for (const [key, value] of Object.entries(schema)) {
-      const at = `${pointer}/${escape(key)}`;
-      if (Array.isArray(value) && ARRAY_KEYWORDS.has(key)) value.forEach((item, i) => this.collect(item, `${at}/${i}`));
-      else if (MAP_KEYWORDS.has(key) && isRecord(value)) for (const [name, sub] of Object.entries(value)) this.collect(sub, `${at}/${escape(name)}`);
-      else if (SCHEMA_KEYWORDS.has(key)) this.collect(value, at);
+      const at = `${pointer}/${escapePointer(key)}`;
+      if (SCHEMA_KEYWORDS.has(key)) {
+        if (Array.isArray(value)) value.forEach((item, i) => this.collect(item, `${at}/${i}`));
+        else this.collect(value, at);
+      } else if (SCHEMA_MAPS.has(key) && isRecord(value)) for (const [name, sub] of Object.entries(value)) this.collect(sub, `${at}/${escapePointer(name)}`);
     }
   }
 
@@ -126,8 +128,8 @@ class SchemaGraph {
     const ref = this.nodes[i]!['$ref'];
     if (typeof ref !== 'string') return -1;
     if (ref === '#') return 0;
-    const name = /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(ref)?.[1];
-    const target = name === undefined ? undefined : this.defs?.[name.replace(/~1/g, '/').replace(/~0/g, '~')];
+    const name = localDefinition(ref)?.name;
+    const target = name === undefined ? undefined : this.defs?.[name];
     return isRecord(target) ? (this.index.get(target) ?? -1) : -1;
   }
 
@@ -322,7 +324,7 @@ class SchemaGraph {
     const node = this.nodes[i]!;
     delete node[keyword];
     this.edges[i] = undefined;
-    const dropped = [`${this.pointers[i]}/${escape(keyword)}`];
+    const dropped = [`${this.pointers[i]}/${escapePointer(keyword)}`];
     if (keyword === 'patternProperties' && 'additionalProperties' in node) {
       delete node['additionalProperties'];
       dropped.push(`${this.pointers[i]}/additionalProperties`);
@@ -351,10 +353,3 @@ function mixedEnum(schema: Record<string, unknown>): number {
   return Array.isArray(values) && !values.every((value) => typeof value === 'string') ? values.length : 0;
 }
 
-const ARRAY_KEYWORDS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items']);
-const SCHEMA_KEYWORDS = new Set(['items', 'additionalItems', 'additionalProperties', 'contains', 'propertyNames']);
-const MAP_KEYWORDS = new Set(['properties', 'patternProperties', '$defs', 'definitions']);
-
-function escape(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
