@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { allowTools, askTools, createPipeline, defineTool, denyTools, type Approver, type PreDecision, type PrePolicy } from '../../src/index.js';
+import { globMatches, recase } from '../support/globs.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -15,15 +16,6 @@ async function decide(policy: PrePolicy, name: string): Promise<PreDecision['dec
   return verdict?.decision;
 }
 
-/** The name with each letter's case flipped where `flips` says so. */
-const recase = (name: string, flips: readonly boolean[]) =>
-  [...name].map((c, i) => (flips[i % flips.length] ? (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) : c)).join('');
-
-/** Glob semantics over plain strings, case-sensitive: the oracle. */
-const globMatches = (glob: string, name: string): boolean =>
-  glob === '' ? name === ''
-  : glob[0] === '*' ? globMatches(glob.slice(1), name) || (name !== '' && globMatches(glob, name.slice(1)))
-  : name !== '' && (glob[0] === '?' || glob[0] === name[0]) && globMatches(glob.slice(1), name.slice(1));
 
 describe('tool patterns and case', () => {
   it('denyTools denies a server tool spelled with other cases (Delete_Repo, DELETE_REPO); its body never runs', async () => {

@@ -5,6 +5,7 @@ import {
   type RestrictionLayer,
   type RestrictionVerdict,
 } from '../../src/restrict/restrictionSet.js';
+import { globMatches, recase } from '../support/globs.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -146,11 +147,6 @@ describe('RestrictionSet properties', () => {
   );
   const layers = fc.array(layer, { maxLength: 5 });
 
-  /** Glob semantics over plain strings, independent of compileGlob. */
-  const globMatches = (glob: string, tool: string): boolean =>
-    glob === '' ? tool === ''
-    : glob[0] === '*' ? globMatches(glob.slice(1), tool) || (tool !== '' && globMatches(glob, tool.slice(1)))
-    : tool !== '' && (glob[0] === '?' || glob[0] === tool[0]) && globMatches(glob.slice(1), tool.slice(1));
 
   /**
    * DESIGN.md's rule, written out: the nearest layer mentioning the tool decides; deny wins inside it.
@@ -175,9 +171,6 @@ describe('RestrictionSet properties', () => {
     );
   });
 
-  /** The name with each letter's case flipped where `flips` says so. */
-  const recase = (tool: string, flips: readonly boolean[]) =>
-    [...tool].map((c, i) => (flips[i % flips.length] ? (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) : c)).join('');
   const flips = fc.array(fc.boolean(), { minLength: 1, maxLength: 8 });
 
   it('resolve agrees with the reference rule for case variants of the names', () => {
