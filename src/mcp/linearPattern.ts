@@ -29,7 +29,7 @@ export const MAX_UNANCHORED_SPAN = 16;
  * ```ts
  * isLinearPattern('^[a-z]+(-[a-z]+)*$'); // true
  * isLinearPattern('^([a-z]+)+$'); // false: two routes lead from one letter to the next
- * isLinearPattern('\\.json$'); // true: unanchored, but at most 6 characters long
+ * isLinearPattern('\\.json$'); // true: unanchored, but it matches at most 5 characters
  * ```
  */
 export function isLinearPattern(pattern: string): boolean {
