@@ -14,6 +14,7 @@ export default defineConfig({
     load: 'bench/load.ts',
     ptc: 'bench/ptc.ts',
     adapters: 'bench/adapters.ts',
+    mcp: 'bench/mcp.ts',
     // The QuickJS runtime loads its worker from beside the bundle that uses it.
     'quickjs-worker': 'src/ptc/quickjs/worker.ts',
   },

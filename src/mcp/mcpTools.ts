@@ -3,8 +3,9 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { defineTool, type AnyTool, type ToolContext, type ToolMode } from '../defineTool.js';
 import { describeError } from '../internal/describe.js';
-import { isPositiveDuration } from '../internal/validate.js';
-import { compileInputSchema } from './inputSchema.js';
+import { renderValue } from '../internal/renderContent.js';
+import { isCount, isObject, isPositiveDuration } from '../internal/validate.js';
+import { compileInputSchema, DEFAULT_ARGS_LIMITS, type ArgsLimits } from './inputSchema.js';
 import { renderContent } from './renderContent.js';
 import { McpToolError, type McpClient, type McpSkipReason, type McpTool, type McpToolNotice, type McpToolsOptions } from './types.js';
 
@@ -13,29 +14,41 @@ const MAX_PAGES = 1000;
 const NAME_PATTERN = /^[A-Za-z0-9_.:-]*$/;
 const UNSAFE_NAME_CHARS = /[^A-Za-z0-9_.:-]/gu;
 const MAX_NAME_LENGTH = 128;
+const NO_NAMES: ReadonlyMap<string, string> = new Map();
+/** Deeper checks would recurse further than zod's validators comfortably do. */
+const MAX_ARGS_DEPTH = 1000;
 
 const listed = new WeakMap<AnyTool, McpTool>();
+/** The text of its content blocks, for each structured value a call returned: what the model reads. */
+const blockTexts = new WeakMap<object, string>();
 
 /**
  * Turns the tools of a connected MCP server into pipeline tools.
  *
  * Lists every tool (following `nextCursor` pagination) and defines one pipeline tool for each:
- * - **name** — `prefix` + the server's name, with characters outside toolstream's name rule (letters,
- *   digits, `_ - . :`) replaced by `_` (an `onNotice` `renamed`). A name that is empty or too long
- *   (over 128 characters), or that an earlier tool already took, is skipped (`skipped`).
+ * - **name** — `prefix` + the server's name, or + the name `names` maps it to. A server name with a
+ *   character outside toolstream's name rule (letters, digits, `_ - . :`) is refused (an `onNotice`
+ *   `skipped`, `unsafe_name`) unless `names` maps it: rewriting it silently would let `dеlete_repo`
+ *   (Cyrillic `е`) reach the model under a name no deny pattern was written for. A name that is empty
+ *   or too long (over 128 characters with the prefix), or that an earlier tool already took, is
+ *   skipped too. The server is always called by its own name.
  * - **input** — the tool's `inputSchema`, checked before the call: arguments that fail it give an
  *   `invalid_args` result whose message names each path, and the server never sees the call. The
  *   arguments are forwarded exactly as the model sent them (JSON Schema validates, it does not fill in
  *   defaults). `toolSchemas()` offers the server's schema as listed. Keywords that cannot be checked
  *   are skipped, never guessed (an `onNotice` `relaxed`); a schema that cannot be compiled skips the
- *   tool (`invalid_schema`).
+ *   tool (`invalid_schema`). Checking never blocks the event loop for more than a few milliseconds:
+ *   only patterns that provably test in linear time are checked, compositions whose work would
+ *   multiply are relaxed, and arguments beyond `maxArgsLength`, `maxArgsValues` or `maxArgsDepth`
+ *   (lowered for a schema that costs more per value) get `invalid_args`.
  * - **mode** — `options.mode` first; then, with `trustAnnotations`, `readOnlyHint: true` →
  *   `'parallel'`; else `'exclusive'`. Annotations are untrusted by default.
  * - **execute** — `client.callTool` with the call's signal: a timeout, cancel-rest, the run's abort or
  *   an unsubscribe cancels the MCP request (the server is sent `notifications/cancelled` and its
- *   handler's signal aborts). The content blocks become the model-facing text (see `output`);
- *   `isError: true` throws an {@link McpToolError} → `tool_error`; a protocol error (unknown tool,
- *   closed connection, the SDK's request timeout) rejects → `tool_error`.
+ *   handler's signal aborts). The model reads the text of the server's content blocks; the result's
+ *   `value` is the `structuredContent` (see `output`). `isError: true` throws an {@link McpToolError}
+ *   → `tool_error`; a protocol error (unknown tool, closed connection, the SDK's request timeout)
+ *   rejects → `tool_error`.
  * - **description** — the server's description, else its title, else its name (the first that is not empty).
  *
  * Tools that only run as MCP tasks (`taskSupport: 'required'`) are skipped. The list is a snapshot:
@@ -76,8 +89,15 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
     const skip = (reason: McpSkipReason, why: string): void =>
       notify({ kind: 'skipped', reason, tool: listedTool, message: `MCP tool ${JSON.stringify(mcpName)} skipped: ${why}` });
 
-    const name = settings.prefix + mcpName.replace(UNSAFE_NAME_CHARS, '_');
-    if (mcpName === '' || name.length > MAX_NAME_LENGTH) {
+    const local = settings.names.get(mcpName) ?? mcpName;
+    const name = settings.prefix + local;
+    const unsafe = local.match(UNSAFE_NAME_CHARS);
+    if (unsafe !== null) {
+      const chars = [...new Set(unsafe)].map(describeChar).join(', ');
+      skip('unsafe_name', `its name has characters a tool name may not have (${chars}); map it to a name in the \`names\` option to offer it`);
+      continue;
+    }
+    if (local === '' || name.length > MAX_NAME_LENGTH) {
       skip('invalid_name', `its name${settings.prefix === '' ? '' : ' with the prefix'} must be 1-${MAX_NAME_LENGTH} characters`);
       continue;
     }
@@ -91,7 +111,7 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
     }
     let input: ReturnType<typeof compileInputSchema>;
     try {
-      input = compileInputSchema(listedTool.inputSchema);
+      input = compileInputSchema(listedTool.inputSchema, settings.limits);
     } catch (error) {
       skip('invalid_schema', `its input schema cannot be checked (${describeError(error)})`);
       continue;
@@ -106,14 +126,12 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(options.onError !== undefined && { onError: options.onError }),
       execute: (args, ctx) => callTool(client, mcpName, args as Record<string, unknown>, ctx, settings),
+      render: renderForModel,
     });
     taken.add(name);
     listed.set(tool, listedTool);
     tools.push(tool);
 
-    if (name !== settings.prefix + mcpName) {
-      notify({ kind: 'renamed', name, tool: listedTool, message: `MCP tool ${JSON.stringify(mcpName)} is offered as "${name}"` });
-    }
     if (input.relaxed.length > 0) {
       notify({
         kind: 'relaxed',
@@ -148,9 +166,12 @@ export function mcpToolOf(tool: AnyTool): McpTool | undefined {
 
 interface Settings {
   readonly prefix: string;
+  /** The caller's `names`: server name → name after the prefix. */
+  readonly names: ReadonlyMap<string, string>;
   readonly trustAnnotations: boolean;
   readonly requestTimeoutMs: number | undefined;
   readonly output: 'structured' | 'text';
+  readonly limits: ArgsLimits;
 }
 
 function checkOptions(options: McpToolsOptions): Settings {
@@ -158,7 +179,21 @@ function checkOptions(options: McpToolsOptions): Settings {
     throw new ConfigError('mcpTools', option, expected, received);
   };
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { prefix = '', trustAnnotations = false, mode, timeoutMs, requestTimeoutMs, onError, output = 'structured', signal, onNotice } = options;
+  const {
+    prefix = '',
+    names,
+    trustAnnotations = false,
+    mode,
+    timeoutMs,
+    requestTimeoutMs,
+    onError,
+    output = 'structured',
+    maxArgsLength = DEFAULT_ARGS_LIMITS.maxArgsLength,
+    maxArgsValues = DEFAULT_ARGS_LIMITS.maxArgsValues,
+    maxArgsDepth = DEFAULT_ARGS_LIMITS.maxArgsDepth,
+    signal,
+    onNotice,
+  } = options;
   if (typeof prefix !== 'string' || !NAME_PATTERN.test(prefix) || prefix.length >= MAX_NAME_LENGTH) {
     fail('prefix', `fewer than ${MAX_NAME_LENGTH} letters, digits, "_", "-", "." or ":"`, prefix);
   }
@@ -172,9 +207,48 @@ function checkOptions(options: McpToolsOptions): Settings {
   }
   if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') fail('onError', '"cancel-rest" or "continue"', onError);
   if (output !== 'structured' && output !== 'text') fail('output', '"structured" or "text"', output);
+  if (!isCount(maxArgsLength, 1)) fail('maxArgsLength', 'a positive integer, or Infinity', maxArgsLength);
+  if (!isCount(maxArgsValues, 1)) fail('maxArgsValues', 'a positive integer, or Infinity', maxArgsValues);
+  if (!isCount(maxArgsDepth, 1) || maxArgsDepth > MAX_ARGS_DEPTH) fail('maxArgsDepth', `an integer from 1 to ${MAX_ARGS_DEPTH}`, maxArgsDepth);
   if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'an AbortSignal', signal);
   if (onNotice !== undefined && typeof onNotice !== 'function') fail('onNotice', 'a function', onNotice);
-  return { prefix, trustAnnotations, requestTimeoutMs: requestTimeoutMs ?? timeoutMs, output };
+  return {
+    prefix,
+    names: checkNames(names, prefix, fail),
+    trustAnnotations,
+    requestTimeoutMs: requestTimeoutMs ?? timeoutMs,
+    output,
+    limits: { maxArgsLength, maxArgsValues, maxArgsDepth },
+  };
+}
+
+/** The `names` option as a map, each target a valid name that fits beside the prefix and no other entry's. */
+function checkNames(
+  names: McpToolsOptions['names'],
+  prefix: string,
+  fail: (option: string, expected: string, received: unknown) => never,
+): ReadonlyMap<string, string> {
+  if (names === undefined) return NO_NAMES;
+  if (typeof names !== 'object' || names === null || Array.isArray(names)) fail('names', 'an object mapping server tool names to names', names);
+  const map = new Map<string, string>();
+  const targets = new Map<string, string>();
+  for (const [mcpName, local] of Object.entries(names)) {
+    const option = `names[${JSON.stringify(mcpName)}]`;
+    if (typeof local !== 'string' || local === '' || !NAME_PATTERN.test(local) || prefix.length + local.length > MAX_NAME_LENGTH) {
+      fail(option, `1-${MAX_NAME_LENGTH - prefix.length} letters, digits, "_", "-", "." or ":"${prefix === '' ? '' : ' (with the prefix, at most 128)'}`, local);
+    }
+    const other = targets.get(local);
+    if (other !== undefined) fail(option, `a name no other entry maps to (names[${JSON.stringify(other)}] is ${JSON.stringify(local)})`, local);
+    targets.set(local, mcpName);
+    map.set(mcpName, local);
+  }
+  return map;
+}
+
+/** A character for a message: itself and its code point, so a look-alike (Cyrillic `е`) is told apart. */
+function describeChar(char: string): string {
+  const code = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+  return `${JSON.stringify(char)} U+${code}`;
 }
 
 function resolveMode(tool: McpTool, option: McpToolsOptions['mode'], trustAnnotations: boolean): ToolMode {
@@ -251,5 +325,20 @@ function toValue(name: string, result: Awaited<ReturnType<McpClient['callTool']>
     throw new McpToolError(name, text === '' ? 'the MCP server reported an error without a message' : text, callResult);
   }
   const structured = callResult.structuredContent;
-  return output === 'structured' && typeof structured === 'object' && structured !== null ? structured : text;
+  if (output === 'text' || !isObject(structured)) return text;
+  // The text is keyed by the value's identity; a client that hands out one object twice gets a copy.
+  const value = blockTexts.has(structured) ? structuredClone(structured) : structured;
+  if (text !== '') blockTexts.set(value, text);
+  return value;
+}
+
+/**
+ * The model-facing text of a call's value: the content blocks that came with a structured value (the
+ * text the server wrote for the model), else the value as the pipeline renders any value (strings as
+ * they are, anything else as JSON). A value a post-execute policy put in its place was never keyed,
+ * so it renders as JSON.
+ */
+function renderForModel(value: unknown): string {
+  const text = isObject(value) ? blockTexts.get(value) : undefined;
+  return text ?? renderValue(value, false);
 }

@@ -1,6 +1,10 @@
 import { GlobSet } from '../internal/glob.js';
 import type { PrePolicy } from './types.js';
 
+// Tightening rules match regardless of case, so `Delete_Repo` cannot slip past `delete_*`; the
+// loosening rule (allowTools) matches exactly, so it admits only the names that were written.
+const TIGHTENING = { ignoreCase: true } as const;
+
 /** Gives a policy a readable name for traces and error messages. */
 function named(name: string, policy: PrePolicy): PrePolicy {
   return Object.defineProperty(policy, 'name', { value: name });
@@ -9,7 +13,8 @@ function named(name: string, policy: PrePolicy): PrePolicy {
 /**
  * Denies calls to tools whose names match any of `patterns` (globs: `*` any run, `?` one character),
  * and passes every other call on. Denial is the strictest decision, so it short-circuits: the policies
- * after it do not run for a denied call.
+ * after it do not run for a denied call. Matching ignores case: `mcp__github__delete_*` also denies
+ * `mcp__github__Delete_Repo`, so a tool's spelling cannot sidestep the rule.
  *
  * @throws {TypeError} for an empty or non-string pattern.
  *
@@ -19,7 +24,7 @@ function named(name: string, policy: PrePolicy): PrePolicy {
  * ```
  */
 export function denyTools(patterns: readonly string[], reason?: string): PrePolicy {
-  const globs = new GlobSet(patterns);
+  const globs = new GlobSet(patterns, TIGHTENING);
   return named(`denyTools(${globs.patterns.join(', ')})`, (ctx) => {
     const match = globs.firstMatch(ctx.call.name);
     return match === undefined ? undefined : { decision: 'deny', reason: reason ?? `"${ctx.call.name}" matches ${match}` };
@@ -29,7 +34,8 @@ export function denyTools(patterns: readonly string[], reason?: string): PrePoli
 /**
  * Asks for approval of calls to tools matching `patterns`. It lets the rest of the chain decide first
  * (`next()`) and only tightens what comes back: a later policy's `deny` stands, so asking can never
- * be used to get around a stricter policy such as a path sandbox.
+ * be used to get around a stricter policy such as a path sandbox. Matching ignores case, as
+ * {@link denyTools}' does.
  *
  * @throws {TypeError} for an empty or non-string pattern.
  *
@@ -39,7 +45,7 @@ export function denyTools(patterns: readonly string[], reason?: string): PrePoli
  * ```
  */
 export function askTools(patterns: readonly string[], reason?: string): PrePolicy {
-  const globs = new GlobSet(patterns);
+  const globs = new GlobSet(patterns, TIGHTENING);
   return named(`askTools(${globs.patterns.join(', ')})`, async (ctx, next) => {
     const downstream = await next();
     const match = globs.firstMatch(ctx.call.name);
@@ -52,6 +58,8 @@ export function askTools(patterns: readonly string[], reason?: string): PrePolic
  * Allows calls to tools matching `patterns` at once, without consulting the policies after it; every
  * other call passes on. Use it to exempt safe tools from a stricter `defaultDecision`, and place it after
  * the policies that must see every call (deny lists, sandboxes): a short-circuit skips what follows.
+ * Matching is exact, case included (unlike {@link denyTools}): `read_*` does not allow `READ_secrets`,
+ * so a loosening rule admits only the names it spells.
  *
  * @throws {TypeError} for an empty or non-string pattern.
  *

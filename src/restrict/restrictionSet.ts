@@ -4,6 +4,7 @@ import { GlobSet } from '../internal/glob.js';
 /**
  * One layer of tool restriction, set by one scope (the host, a preset, a subagent).
  * Patterns are globs over tool names: `*` any run of characters, `?` exactly one; see {@link RestrictionSet}.
+ * `deny` patterns match regardless of case, `allow` patterns exactly.
  *
  * @example
  * ```ts
@@ -14,9 +15,15 @@ import { GlobSet } from '../internal/glob.js';
 export interface RestrictionLayer {
   /** Who set the layer, e.g. `'host'` or `'subagent:search'`; verdicts report it. */
   readonly scope: string;
-  /** Exemptions: a tool a farther layer denies is restored. Not an allowlist: unmentioned tools stay allowed. */
+  /**
+   * Exemptions: a tool a farther layer denies is restored. Not an allowlist: unmentioned tools stay
+   * allowed. Matched exactly, case included: an exemption restores only the names it spells.
+   */
   readonly allow?: readonly string[];
-  /** Tools this layer hides and rejects. Within one layer, deny beats allow. */
+  /**
+   * Tools this layer hides and rejects. Within one layer, deny beats allow. Matched regardless of
+   * case: `write_*` also hides `Write_File`.
+   */
   readonly deny?: readonly string[];
 }
 
@@ -56,6 +63,9 @@ const UNMENTIONED: RestrictionVerdict = Object.freeze({ allowed: true });
  * 2. otherwise it matches that layer's allow → allowed;
  * 3. no layer mentions it → allowed.
  *
+ * Deny patterns ignore case and allow patterns do not, so neither direction can be sidestepped by a
+ * tool's spelling: a case variant of a denied name stays denied unless an exemption names it exactly.
+ *
  * So a host deny plus a nearer allow restores the tool, a deny in both rejects it, and allow lists are
  * exemptions, never allowlists. `filter` hides tools from what the model is offered; the intake rejects
  * calls to hidden tools. A subagent's set {@link RestrictionSet.extend | extends} its parent's.
@@ -82,7 +92,7 @@ export class RestrictionSet {
     if (!Array.isArray(layers)) fail('RestrictionSet: layers', 'an array of restriction layers', layers);
     this.layers = Object.freeze(Array.from(layers, (layer, i) => copyLayer(layer, `RestrictionSet: layers[${i}]`)));
     this.#nearestFirst = this.layers
-      .map(({ scope, allow, deny }) => ({ scope, allow: new GlobSet(allow), deny: new GlobSet(deny) }))
+      .map(({ scope, allow, deny }) => ({ scope, allow: new GlobSet(allow), deny: new GlobSet(deny, { ignoreCase: true }) }))
       .reverse();
   }
 

@@ -61,10 +61,11 @@ describe('compileGlob', () => {
     expect(() => compileGlob('')).toThrow('received ""');
   });
 
-  it('stays linear on a name built to make a naive translation backtrack', () => {
-    const glob = compileGlob('*a*a*a*a*a*a*a*a*b');
+  it('stays linear on a name built to make a naive translation backtrack, with ignoreCase too', () => {
     const started = performance.now();
-    expect(glob.test('a'.repeat(20_000))).toBe(false);
+    expect(compileGlob('*a*a*a*a*a*a*a*a*b').test('a'.repeat(20_000))).toBe(false);
+    expect(compileGlob('*a*a*a*a*a*a*a*a*b', { ignoreCase: true }).test('A'.repeat(20_000))).toBe(false);
+    // Generous: the naive translation takes minutes here; this fails only if the construction is lost.
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
@@ -97,8 +98,8 @@ describe('compileGlob', () => {
     );
   });
 
-  it('property: agrees with a reference matcher on random patterns and names', () => {
-    const small = fc.constantFrom('a', 'b', '.', '1');
+  it('property: agrees with a reference matcher on random patterns and names; with ignoreCase, on both lower-cased', () => {
+    const small = fc.constantFrom('a', 'A', 'b', 'B', '.', '1');
     const smallName = fc.array(small, { maxLength: 10 }).map((c) => c.join(''));
     const pattern = fc
       .array(fc.oneof(small, fc.constantFrom('*', '?')), { minLength: 1, maxLength: 8 })
@@ -106,9 +107,24 @@ describe('compileGlob', () => {
     fc.assert(
       fc.property(pattern, smallName, (glob, tool) => {
         expect(compileGlob(glob).test(tool)).toBe(referenceMatch(glob, tool));
+        expect(compileGlob(glob, { ignoreCase: true }).test(tool)).toBe(referenceMatch(glob.toLowerCase(), tool.toLowerCase()));
       }),
       { numRuns: NUM_RUNS },
     );
+  });
+});
+
+describe('compileGlob with ignoreCase', () => {
+  it.each([
+    ['mcp__gh__delete_*', 'mcp__gh__Delete_Repo', true],
+    ['mcp__gh__delete_*', 'MCP__GH__DELETE_REPO', true],
+    ['Read_*', 'read_file', true],
+    ['*a*B*1', 'xAybz1', true],
+    ['*a*b*1', 'xbyaz1', false],
+    ['bash?', 'BASH2', true],
+  ])('%s against %s → %s', (pattern, tool, expected) => {
+    expect(compileGlob(pattern, { ignoreCase: true }).test(tool)).toBe(expected);
+    expect(new GlobSet([pattern], { ignoreCase: true }).matches(tool)).toBe(expected);
   });
 });
 

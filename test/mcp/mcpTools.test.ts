@@ -1,7 +1,9 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPipeline, toolSchemas, type AnyTool, type ToolMode, type ToolResult } from '../../src/index.js';
+import { ConfigError, createPipeline, denyTools, toolSchemas, type AnyTool, type ToolMode, type ToolResult } from '../../src/index.js';
 import { mcpToolOf, mcpTools, McpToolError, renderContent, type McpToolNotice } from '../../src/mcp/index.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connect, githubServer, listingServer, within, type Connection } from './helpers.js';
 
 let open: Connection | undefined;
@@ -64,7 +66,7 @@ describe('mcpTools over an in-memory MCP server', () => {
     expect(connection.calls()).toEqual(['search_issues']);
   });
 
-  it('keeps structuredContent as the value (or the text, with output: "text")', async () => {
+  it('gives the model the content blocks and keeps structuredContent as the value (or the text, with output: "text")', async () => {
     const { connection, created } = await github();
     const structured = createPipeline({ tools: await mcpTools(connection.client) });
     const text = createPipeline({ tools: await mcpTools(connection.client, { output: 'text' }) });
@@ -73,10 +75,35 @@ describe('mcpTools over an in-memory MCP server', () => {
     const [a] = await structured.run([call]);
     const [b] = await text.run([call]);
 
-    expect(a).toMatchObject({ status: 'ok', value: { number: 42, url: 'https://example.test/issues/42' } });
-    expect(JSON.parse(a!.content)).toEqual({ number: 42, url: 'https://example.test/issues/42' });
+    // The model reads what the server wrote for it, not the structured content's JSON.
+    expect(a).toMatchObject({ status: 'ok', content: 'Opened #42: Fix CI', value: { number: 42, url: 'https://example.test/issues/42' } });
     expect(b).toMatchObject({ status: 'ok', value: 'Opened #42: Fix CI', content: 'Opened #42: Fix CI' });
     expect(created).toEqual(['Fix CI', 'Fix CI']);
+  });
+
+  it('gives the model the structured JSON when the server sent no content block, and a post policy may still replace it', async () => {
+    const server = new Server({ name: 'bare', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const shared = { n: 1 }; // one object for every answer: each call still gets the right text
+    let calls = 0;
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'bare', inputSchema: { type: 'object' } }, { name: 'same', inputSchema: { type: 'object' } }] }));
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      request.params.name === 'bare'
+        ? { content: [], structuredContent: { n: 1 } }
+        : { content: [{ type: 'text', text: `answer ${++calls}` }], structuredContent: shared },
+    );
+    open = await connect(server);
+    const tools = await mcpTools(open.client);
+
+    const [bare, first, second] = await createPipeline({ tools }).run([
+      { id: '1', name: 'bare', args: {} },
+      { id: '2', name: 'same', args: {} },
+      { id: '3', name: 'same', args: {} },
+    ]);
+    expect(bare).toMatchObject({ content: '{"n":1}', value: { n: 1 } });
+    expect([first?.content, second?.content]).toEqual(['answer 1', 'answer 2']);
+
+    const asJson = createPipeline({ tools, post: [(ctx) => ({ kind: 'accept', content: JSON.stringify(ctx.value) })] });
+    expect((await asJson.run([{ id: '4', name: 'same', args: {} }]))[0]?.content).toBe('{"n":1}');
   });
 
   it('turns isError: true into a tool_error result carrying the rendered text', async () => {
@@ -303,31 +330,69 @@ describe('mcpTools with unusual listings', () => {
     expect(JSON.parse(result!.content)).toEqual({ name: 't0', arguments: { a: 1 } });
   });
 
-  it('sanitises names, skips the ones it cannot use, and says so', async () => {
+  it('refuses names with characters a tool name may not have, skips the ones it cannot use, and says so', async () => {
     const notices: McpToolNotice[] = [];
     const { client } = await listing([
       tool('get file'),
-      tool('get_file'), // taken by the sanitised 'get file'
+      tool('get_file'), // no longer taken: 'get file' is refused, not rewritten
       tool('x'.repeat(126)), // 128 with the prefix: fine
       tool('y'.repeat(127)), // 129 with the prefix
       tool('run_job', { type: 'object' }, { execution: { taskSupport: 'required' } }),
       tool('broken', { type: 'object', properties: { a: { type: 'array', items: 5 } } }),
       tool('ünïcode/😀'),
+      tool('d\u0435lete_repo'), // a Cyrillic е: sanitising would have offered it as d_lete_repo
     ]);
     const tools = await mcpTools(client, { prefix: 'm_', onNotice: (n) => notices.push(n) });
 
-    expect(tools.map((t) => t.name)).toEqual(['m_get_file', `m_${'x'.repeat(126)}`, 'm__n_code__']);
-    expect(notices.map((n) => [n.kind, n.kind === 'skipped' ? n.reason : n.name, n.tool.name.slice(0, 10)])).toEqual([
-      ['renamed', 'm_get_file', 'get file'],
-      ['skipped', 'duplicate_name', 'get_file'],
+    expect(tools.map((t) => t.name)).toEqual(['m_get_file', `m_${'x'.repeat(126)}`]);
+    expect(notices.map((n) => [n.kind, n.kind === 'skipped' ? n.reason : '', n.tool.name.slice(0, 10)])).toEqual([
+      ['skipped', 'unsafe_name', 'get file'],
       ['skipped', 'invalid_name', 'yyyyyyyyyy'],
       ['skipped', 'task_required', 'run_job'],
       ['skipped', 'invalid_schema', 'broken'],
-      ['renamed', 'm__n_code__', 'ünïcode/😀'],
+      ['skipped', 'unsafe_name', 'ünïcode/😀'],
+      ['skipped', 'unsafe_name', 'd\u0435lete_rep'], // the first 10 characters
     ]);
-    // The server is called by its own name.
-    const [result] = await createPipeline({ tools }).run([{ id: '1', name: 'm_get_file', args: {} }]);
-    expect(JSON.parse(result!.content).name).toBe('get file');
+    expect(notices[0]?.message).toContain('" " U+0020');
+    expect(notices[5]?.message).toMatch(/"\u0435" U\+0435.*`names`/);
+  });
+
+  it('offers a refused name under the name the caller maps it to, and calls the server by its own', async () => {
+    const notices: McpToolNotice[] = [];
+    const { client } = await listing([tool('d\u0435lete_repo'), tool('get file'), tool('Delete_Repo')]);
+    const tools = await mcpTools(client, {
+      prefix: 'mcp__gh__',
+      names: { 'd\u0435lete_repo': 'delete_repo_cyrillic', 'get file': 'get_file', unlisted: 'whatever' },
+      onNotice: (n) => notices.push(n),
+    });
+
+    expect(tools.map((t) => t.name)).toEqual(['mcp__gh__delete_repo_cyrillic', 'mcp__gh__get_file', 'mcp__gh__Delete_Repo']);
+    expect(notices).toEqual([]);
+    expect(mcpToolOf(tools[0]!)?.name).toBe('d\u0435lete_repo');
+    const pipeline = createPipeline({ tools, pre: [denyTools(['mcp__gh__delete_*'])] });
+    const [cyrillic, file, cased] = await pipeline.run([
+      { id: '1', name: 'mcp__gh__delete_repo_cyrillic', args: {} },
+      { id: '2', name: 'mcp__gh__get_file', args: {} },
+      { id: '3', name: 'mcp__gh__Delete_Repo', args: {} },
+    ]);
+    // The deny pattern sees the mapped name, and a case variant, and denies both.
+    expect([cyrillic?.error?.code, cased?.error?.code]).toEqual(['denied', 'denied']);
+    expect(JSON.parse(file!.content).name).toBe('get file');
+  });
+
+  it('checks the names option at once', async () => {
+    const { client, connection } = await listing([tool('a')]);
+    await expect(mcpTools(client, { names: [] as never })).rejects.toThrow(/`names` must be an object/);
+    await expect(mcpTools(client, { names: { a: 'has space' } })).rejects.toThrow(/`names\["a"\]` must be 1-128 letters/);
+    await expect(mcpTools(client, { names: { a: '' } })).rejects.toThrow(ConfigError);
+    await expect(mcpTools(client, { names: { a: 7 as never } })).rejects.toThrow(/received 7/);
+    await expect(mcpTools(client, { prefix: 'p'.repeat(120), names: { a: 'b'.repeat(9) } })).rejects.toThrow(
+      /`names\["a"\]` must be 1-8 letters.*with the prefix, at most 128/,
+    );
+    await expect(mcpTools(client, { names: { a: 'same', b: 'same' } })).rejects.toThrow(
+      /`names\["b"\]` must be a name no other entry maps to \(names\["a"\] is "same"\)/,
+    );
+    expect(connection.received.filter((m) => 'method' in m && m.method === 'tools/list')).toEqual([]);
   });
 
   it('forwards the arguments exactly as validated: no defaults filled in, no keys stripped', async () => {
@@ -341,6 +406,20 @@ describe('mcpTools with unusual listings', () => {
     const [result] = await createPipeline({ tools: await mcpTools(client) }).run([{ id: '1', name: 'echo', args: { extra: [1] } }]);
     expect(JSON.parse(result!.content)).toEqual({ name: 'echo', arguments: { extra: [1] } });
     expect(result?.args).toEqual({ extra: [1] });
+  });
+
+  it('forwards deep-frozen arguments without touching them (bodies receive a frozen snapshot)', async () => {
+    const { client } = await listing([tool('echo')]);
+    const [echo] = await mcpTools(client);
+    const deepFreeze = <T>(value: T): T => {
+      if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) deepFreeze(item);
+      return Object.freeze(value);
+    };
+    const args = deepFreeze({ a: { b: [1, { c: 'x' }] } });
+
+    const value = await echo!.execute(args, { signal: new AbortController().signal } as never);
+
+    expect(JSON.parse(value as string)).toEqual({ name: 'echo', arguments: { a: { b: [1, { c: 'x' }] } } });
   });
 
   it('validates $ref, anyOf, additionalProperties and nested arrays with paths', async () => {
@@ -400,6 +479,51 @@ describe('mcpTools with unusual listings', () => {
     expect(notices).toEqual([
       expect.objectContaining({ kind: 'relaxed', name: 'loose', keywords: ['/properties/pick/enum', '/properties/name/not'] }),
     ]);
+  });
+
+  it('reports a pattern that could block the event loop as relaxed, and answers the call at once', async () => {
+    const notices: McpToolNotice[] = [];
+    const { client, connection } = await listing([
+      tool('slug', { type: 'object', properties: { slug: { type: 'string', pattern: '^([a-z]+)+$' } }, required: ['slug'] }),
+    ]);
+    const pipeline = createPipeline({ tools: await mcpTools(client, { onNotice: (n) => notices.push(n) }) });
+
+    const started = performance.now();
+    const [result] = await pipeline.run([{ id: '1', name: 'slug', args: { slug: `${'a'.repeat(28)}!` } }]);
+
+    // Generous: before the fix this call blocked the loop for about 10 s.
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(result?.status).toBe('ok'); // the server checks its own pattern
+    expect(notices).toEqual([expect.objectContaining({ kind: 'relaxed', name: 'slug', keywords: ['/properties/slug/pattern'] })]);
+    expect(connection.calls()).toEqual(['slug']);
+  });
+
+  it('gives invalid_args for arguments beyond maxArgsLength, maxArgsValues or maxArgsDepth, and never calls the server', async () => {
+    const { client, connection } = await listing([tool('echo')]);
+    const pipeline = createPipeline({ tools: await mcpTools(client, { maxArgsLength: 100, maxArgsValues: 10, maxArgsDepth: 3 }) });
+
+    const [long, many, deep, fine] = await pipeline.run([
+      { id: '1', name: 'echo', args: { text: 'x'.repeat(200) } },
+      { id: '2', name: 'echo', args: { list: [1, 2, 3, 4, 5, 6, 7, 8, 9] } },
+      { id: '3', name: 'echo', args: { a: { b: { c: { d: 1 } } } } },
+      { id: '4', name: 'echo', args: { a: { b: { c: 1 } } } },
+    ]);
+
+    expect([long, many, deep].map((r) => failed(r).error.code)).toEqual(['invalid_args', 'invalid_args', 'invalid_args']);
+    expect(long?.content).toMatch(/longer than this tool accepts \(100 characters in all\)/);
+    expect(many?.content).toMatch(/more than 10 values/);
+    expect(deep?.content).toMatch(/nested more than 3 levels deep/);
+    expect(fine?.status).toBe('ok');
+    expect(connection.calls()).toEqual(['echo']);
+  });
+
+  it('checks maxArgsLength, maxArgsValues and maxArgsDepth at once', async () => {
+    const { client } = await listing([tool('a')]);
+    await expect(mcpTools(client, { maxArgsLength: 0 })).rejects.toThrow(/`maxArgsLength` must be a positive integer, or Infinity/);
+    await expect(mcpTools(client, { maxArgsValues: -1 })).rejects.toThrow(/`maxArgsValues` must be a positive integer, or Infinity/);
+    await expect(mcpTools(client, { maxArgsLength: 1.5 })).rejects.toThrow(ConfigError);
+    await expect(mcpTools(client, { maxArgsDepth: Infinity })).rejects.toThrow(/`maxArgsDepth` must be an integer from 1 to 1000/);
+    expect(await mcpTools(client, { maxArgsLength: Infinity, maxArgsValues: Infinity, maxArgsDepth: 1000 })).toHaveLength(1);
   });
 
   it('gives a protocol error (the server no longer has the tool) as tool_error', async () => {

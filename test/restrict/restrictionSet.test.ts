@@ -5,6 +5,7 @@ import {
   type RestrictionLayer,
   type RestrictionVerdict,
 } from '../../src/restrict/restrictionSet.js';
+import { globMatches, recase } from '../support/globs.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -110,6 +111,19 @@ describe('RestrictionSet', () => {
     expect(() => new RestrictionSet(layers as never)).toThrow(message);
   });
 
+  it('matches deny patterns regardless of case, allow patterns exactly', () => {
+    const set = new RestrictionSet([
+      { scope: 'host', deny: ['mcp__gh__delete_*', 'write_*'] },
+      { scope: 'preset', allow: ['write_comment'] },
+    ]);
+    expect(set.resolve('mcp__gh__Delete_Repo')).toEqual({ allowed: false, scope: 'host', pattern: 'mcp__gh__delete_*' });
+    expect(set.isAllowed('MCP__GH__DELETE_REPO')).toBe(false);
+    expect(set.resolve('write_comment')).toEqual({ allowed: true, scope: 'preset', pattern: 'write_comment' });
+    // The exemption names `write_comment`; a case variant of it is not exempted, and the host's deny holds.
+    expect(set.resolve('Write_Comment')).toEqual({ allowed: false, scope: 'host', pattern: 'write_*' });
+    expect(set.filter(['Write_File', 'read_file'].map(tool)).map((t) => t.name)).toEqual(['read_file']);
+  });
+
   it('names the extending layer when extend() is given a bad one', () => {
     const host = new RestrictionSet([{ scope: 'host' }]);
     expect(() => host.extend({ scope: 'sub', deny: [7 as never] })).toThrow(
@@ -133,16 +147,14 @@ describe('RestrictionSet properties', () => {
   );
   const layers = fc.array(layer, { maxLength: 5 });
 
-  /** Glob semantics over plain strings, independent of compileGlob. */
-  const globMatches = (glob: string, tool: string): boolean =>
-    glob === '' ? tool === ''
-    : glob[0] === '*' ? globMatches(glob.slice(1), tool) || (tool !== '' && globMatches(glob, tool.slice(1)))
-    : tool !== '' && (glob[0] === '?' || glob[0] === tool[0]) && globMatches(glob.slice(1), tool.slice(1));
 
-  /** DESIGN.md's rule, written out: the nearest layer mentioning the tool decides; deny wins inside it. */
+  /**
+   * DESIGN.md's rule, written out: the nearest layer mentioning the tool decides; deny wins inside it.
+   * Deny patterns ignore case, allow patterns do not.
+   */
   function referenceResolve(stack: readonly RestrictionLayer[], tool: string): RestrictionVerdict {
     for (const { scope, allow = [], deny = [] } of [...stack].reverse()) {
-      const denied = deny.find((glob) => globMatches(glob, tool));
+      const denied = deny.find((glob) => globMatches(glob.toLowerCase(), tool.toLowerCase()));
       const allowed = allow.find((glob) => globMatches(glob, tool));
       if (denied !== undefined) return { allowed: false, scope, pattern: denied };
       if (allowed !== undefined) return { allowed: true, scope, pattern: allowed };
@@ -154,6 +166,30 @@ describe('RestrictionSet properties', () => {
     fc.assert(
       fc.property(layers, name, (stack, tool) => {
         expect(new RestrictionSet(stack).resolve(tool)).toEqual(referenceResolve(stack, tool));
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  const flips = fc.array(fc.boolean(), { minLength: 1, maxLength: 8 });
+
+  it('resolve agrees with the reference rule for case variants of the names', () => {
+    fc.assert(
+      fc.property(layers, name, flips, (stack, tool, flip) => {
+        const variant = recase(tool, flip);
+        expect(new RestrictionSet(stack).resolve(variant)).toEqual(referenceResolve(stack, variant));
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('a case variant of a name is never allowed when the name itself is denied, unless an exemption spells the variant', () => {
+    fc.assert(
+      fc.property(layers, name, flips, (stack, tool, flip) => {
+        const set = new RestrictionSet(stack);
+        const variant = recase(tool, flip);
+        const exempted = stack.some((layer) => (layer.allow ?? []).some((glob) => globMatches(glob, variant)));
+        if (!set.isAllowed(tool) && !exempted) expect(set.isAllowed(variant)).toBe(false);
       }),
       { numRuns: NUM_RUNS },
     );
