@@ -71,7 +71,7 @@ export function pathSandbox(options: PathSandboxOptions): PrePolicy {
     throw new TypeError('pathSandbox: keys must be an array of argument names');
   }
   const root = resolve(rootOption);
-  const applies = new GlobSet(tools);
+  const applies = new GlobSet(tools, { ignoreCase: true }); // matching more tools only tightens
   const pathKeys = new PathKeys(keys);
 
   const deny = (reason: string): PreDecision & StartVerdict => ({ decision: 'deny', reason });

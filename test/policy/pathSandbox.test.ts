@@ -147,3 +147,11 @@ describe('pathSandbox follows every path in the arguments', () => {
     await tick();
   });
 });
+
+it('applies to its tools in any case: the tools option tightens, so Read_File is sandboxed by read_*', async () => {
+  const tool = defineTool({ name: 'Read_File', description: 'r', input: z.looseObject({}), execute: () => 'ran' });
+  const [result] = await createPipeline({ tools: [tool], pre: [pathSandbox({ root, tools: ['read_*'] })] }).run([
+    { id: '1', name: 'Read_File', args: { path: '/etc/passwd' } },
+  ]);
+  expect(result!.status).toBe('denied');
+});
