@@ -58,8 +58,10 @@ describe('the published package', () => {
         .run([{ id: '1', name: 'run_code', args: { program: 'return await tools.add({ a: 1 })' } }]);
       await runtime.close();
       let configError; try { cjs.createPipeline({ tools: 'none' }); } catch (e) { configError = e; }
-      console.log(program.content, configError instanceof t.ConfigError, new t.IncompleteArguments('x', '') instanceof cjs.IncompleteArguments);`);
-    expect(node(['--input-type=module', '-e', mixed]).trim().split('\n')).toEqual(['2 true true', 'incomplete_args']);
+      const restricted = new cjs.RestrictionSet([{ scope: 'host', deny: ['add'] }]);
+      const [denied] = await t.createPipeline({ tools: [add], restrictions: restricted }).run([{ id: '1', name: 'add', args: { a: 1 } }]);
+      console.log(program.content, configError instanceof t.ConfigError, new t.IncompleteArguments('x', '') instanceof cjs.IncompleteArguments, denied.error.code);`);
+    expect(node(['--input-type=module', '-e', mixed]).trim().split('\n')).toEqual(['2 true true restricted', 'incomplete_args']);
 
     // The QuickJS runtime finds its worker script and wasm beside the bundle, in both module systems.
     const program = (load: string) => `${load}

@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
 import type { OnError, ToolMode } from '../defineTool.js';
+import { brand } from '../internal/brand.js';
 
 /** A tool as an MCP server lists it (`tools/list`). */
 export type McpTool = McpToolDescriptor;
@@ -156,6 +157,10 @@ export interface McpToolsOptions {
  * ```
  */
 export class McpToolError extends Error {
+  static {
+    brand(this, 'McpToolError');
+  }
+
   readonly code = 'mcp_tool_error' as const;
 
   constructor(

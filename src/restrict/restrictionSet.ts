@@ -1,5 +1,6 @@
 import { describeValue } from '../internal/describe.js';
 import { GlobSet } from '../internal/glob.js';
+import { brand } from '../internal/brand.js';
 
 /**
  * One layer of tool restriction, set by one scope (the host, a preset, a subagent).
@@ -83,6 +84,10 @@ const UNMENTIONED: RestrictionVerdict = Object.freeze({ allowed: true });
  * ```
  */
 export class RestrictionSet {
+  static {
+    brand(this, 'RestrictionSet');
+  }
+
   /** The layers, host first, nearest last; copied and frozen. */
   readonly layers: readonly StoredLayer[];
   /** Nearest first: the order `resolve` scans in. */
