@@ -3,6 +3,7 @@ import type { TextStreamPart, ToolSet } from 'ai';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
+import { inTurn } from '../../internal/inTurn.js';
 import { isObject } from '../../internal/validate.js';
 
 /**
@@ -123,13 +124,27 @@ class ToolCallReader {
   /** Ids completed, emitted or skipped: a late `tool-input-*` part for one of them is ignored. */
   readonly #settled = new Set<string>();
 
-  constructor(private readonly emit: (call: ToolCall) => void) {}
+  /**
+   * The step being streamed: each step is one model response, its turn. The SDK names the response
+   * only when the step finishes, after its calls, so a step's turn is an id of our own.
+   */
+  #turn: string = newTurn();
+
+  constructor(private readonly sink: (call: ToolCall) => void) {}
+
+  /** Hands a call on, as part of the step it came in. */
+  private emit(call: ToolCall): void {
+    this.sink(inTurn(call, this.#turn));
+  }
 
   /** Reads one part; returns the error when it is an `error` part. */
   push(raw: AISDKStreamPart): { readonly error: unknown } | undefined {
     if (!isObject(raw)) return undefined;
     const part = raw as Part;
     switch (part.type) {
+      case 'start-step':
+        this.#turn = newTurn();
+        return undefined;
       case 'tool-input-start':
         this.#start(part);
         return undefined;
@@ -183,6 +198,11 @@ class ToolCallReader {
     if (part.providerExecuted === true) return;
     this.emit({ id, name, args: argsOf(part) });
   }
+}
+
+/** A fresh turn id for one step: unique across streams, since several may feed one subscription. */
+function newTurn(): string {
+  return `step_${globalThis.crypto.randomUUID()}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { AnthropicStreamError, type AnthropicErrorEvent } from './events.js';
+import { inTurn, turnId } from '../../internal/inTurn.js';
 import { isObject } from '../../internal/validate.js';
 
 /** A `tool_use` block whose arguments are still arriving. */
@@ -41,7 +42,15 @@ export class ToolUseAssembler {
    */
   #inMessage = false;
 
-  constructor(private readonly emit: (call: ToolCall) => void) {}
+  /** The message being streamed, by its id: the turn of its calls. */
+  #turn: string | undefined;
+
+  constructor(private readonly sink: (call: ToolCall) => void) {}
+
+  /** Hands a call on, as part of the message it came in. */
+  private emit(call: ToolCall): void {
+    this.sink(inTurn(call, this.#turn));
+  }
 
   /**
    * Takes one event. Returns the error the stream must fail with when the event is an `error` event
@@ -118,6 +127,7 @@ export class ToolUseAssembler {
   #startMessage(message: unknown): void {
     this.cutOff('stream_error');
     this.#inMessage = true;
+    this.#turn = isObject(message) ? turnId(message['id']) : undefined;
     const stopReason = isObject(message) ? message['stop_reason'] : undefined;
     this.#stopReason = typeof stopReason === 'string' ? stopReason : undefined;
     const content = isObject(message) ? message['content'] : undefined;

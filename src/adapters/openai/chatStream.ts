@@ -4,6 +4,7 @@ import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
 import { isObject, isRecord } from '../../internal/validate.js';
+import { inTurn, turnId } from '../../internal/inTurn.js';
 
 /** One fragment of `choices[0].delta.tool_calls`, as the SDK types it (read defensively all the same). */
 type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
@@ -89,6 +90,8 @@ export function fromOpenAIChatStream(
 interface OpenCall {
   /** The fragments' `index`; `undefined` when the server sends none. */
   readonly index: number | undefined;
+  /** The completion it came in (the chunk's `id`): its turn. */
+  readonly turn: string | undefined;
   id: string;
   name: string;
   args: string;
@@ -102,10 +105,16 @@ class ChatToolCallAssembler {
   readonly #doneIndexes = new Set<number>();
   readonly #doneIds = new Set<string>();
 
+  /** The completion being streamed, by its id. */
+  #turn: string | undefined;
+
   constructor(private readonly emit: (call: ToolCall) => void) {}
 
   push(chunk: ChatCompletionChunk): void {
-    const choices: unknown = isObject(chunk) ? chunk.choices : undefined;
+    if (!isObject(chunk)) return;
+    // The completion's id, on every chunk (Azure's filter-results chunk has `id: ""`).
+    this.#turn = turnId(chunk.id) ?? this.#turn;
+    const choices: unknown = chunk.choices;
     if (!Array.isArray(choices)) return;
     // Choice 0: matched by its index (with n > 1 a chunk may carry only other choices).
     const choice: unknown = choices.find((c: unknown) => isObject(c) && (c['index'] ?? 0) === 0);
@@ -129,7 +138,7 @@ class ChatToolCallAssembler {
     if (open.index !== undefined) this.#doneIndexes.add(open.index);
     if (open.id !== '') this.#doneIds.add(open.id);
     const args = incomplete === undefined ? open.args : new IncompleteArguments(incomplete, open.args);
-    this.emit({ id: open.id, name: open.name, args });
+    this.emit(inTurn({ id: open.id, name: open.name, args }, open.turn));
   }
 
   /**
@@ -150,7 +159,7 @@ class ChatToolCallAssembler {
       // A late fragment of a call already emitted (it brings no other id): dropped.
       if (id === undefined ? index !== undefined && this.#doneIndexes.has(index) : this.#doneIds.has(id)) return;
       this.close(undefined); // the next call starts: the previous one is complete
-      open = this.#open = { index, id: '', name: '', args: '' };
+      open = this.#open = { index, turn: this.#turn, id: '', name: '', args: '' };
     }
     if (id !== undefined) open.id = id;
     const fn = fragment.function;

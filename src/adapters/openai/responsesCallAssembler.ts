@@ -2,6 +2,7 @@ import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import type { ToolCall } from '../../toolCall.js';
 import { isObject } from '../../internal/validate.js';
+import { inTurn, turnId } from '../../internal/inTurn.js';
 import type { OpenAICustomTools } from './customTools.js';
 import { OpenAIResponsesStreamError } from './errors.js';
 import { OpenCalls, type CallKeys } from './openCalls.js';
@@ -47,13 +48,18 @@ export class ResponsesCallAssembler {
   /** The `call_id`s emitted: each call is emitted once. */
   readonly #emitted = new Set<string>();
 
+  /** The response being streamed, by its id (`response.created` brings it): the turn of its calls. */
+  #turn: string | undefined;
+
   constructor(
     private readonly custom: OpenAICustomTools | undefined,
-    private readonly emit: (call: ToolCall) => void,
+    private readonly sink: (call: ToolCall) => void,
   ) {}
 
   push(event: ResponseStreamEvent): End {
     if (!isObject(event)) return undefined;
+    const response: unknown = (event as { response?: unknown }).response;
+    if (isObject(response)) this.#turn = turnId(response['id']) ?? this.#turn;
     switch (event.type) {
       case 'response.output_item.added': {
         const item = this.#callItem(event.item);
@@ -143,6 +149,11 @@ export class ResponsesCallAssembler {
    * string: it is passed as its JSON encoding, so the pipeline's intake (which parses string
    * arguments as JSON) hands the body the text exactly as the model wrote it.
    */
+  /** Hands a call on, as part of the response it came in. */
+  private emit(call: ToolCall): void {
+    this.sink(inTurn(call, this.#turn));
+  }
+
   #close(open: OpenCall, text: string, incomplete: string | undefined): void {
     this.#open.delete(open);
     if (this.#emitted.has(open.callId)) return;

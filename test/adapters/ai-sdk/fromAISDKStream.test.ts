@@ -19,10 +19,11 @@ import {
   streamStep,
   type ModelPart,
 } from './helpers.js';
+import { withoutTurn } from '../withoutTurn.js';
 
-/** Records the calls the adapter emits while the pipeline runs them. */
+/** Records the calls the adapter emits while the pipeline runs them (without the turn: turns.test.ts). */
 function recorded(calls$: Observable<ToolCall>, calls: ToolCall[]): Observable<ToolCall> {
-  return calls$.pipe(tap((call) => calls.push(call)));
+  return calls$.pipe(tap((call) => calls.push(withoutTurn(call))));
 }
 
 const text = (id: string, delta: string): ModelPart[] => [
@@ -329,7 +330,7 @@ describe('fromAISDKStream on any source of parts', () => {
       { type: 'tool-input-delta', id: 'c2', delta: '{"a":' },
       { type: 'tool-input-delta', id: 'unknown', delta: 'ignored' },
     ] as unknown as AISDKStreamPart[];
-    const calls = await collect(toAsync(fromAISDKStream(partsOf(parts))));
+    const calls = (await collect(toAsync(fromAISDKStream(partsOf(parts))))).map(withoutTurn);
     expect(calls).toEqual([
       { id: 'c1', name: 'add', args: { a: 1, b: 2 } },
       { id: 'c2', name: 'add', args: new IncompleteArguments('stream_ended', '{"a":') },
@@ -339,7 +340,7 @@ describe('fromAISDKStream on any source of parts', () => {
   it('closes open calls at each finish-step, with the reason of that step', async () => {
     const subject = new Subject<AISDKStreamPart>();
     const calls: ToolCall[] = [];
-    const done = new Promise<void>((resolve) => fromAISDKStream(subject).subscribe({ next: (c) => calls.push(c), complete: resolve }));
+    const done = new Promise<void>((resolve) => fromAISDKStream(subject).subscribe({ next: (c) => calls.push(withoutTurn(c)), complete: resolve }));
     subject.next({ type: 'tool-input-start', id: 'c1', toolName: 'add' } as AISDKStreamPart);
     subject.next({ type: 'finish-step', finishReason: 'content-filter' } as AISDKStreamPart);
     expect(calls).toEqual([{ id: 'c1', name: 'add', args: new IncompleteArguments('content_filter', '') }]);
@@ -376,7 +377,7 @@ describe('fromAISDKStream on any source of parts', () => {
   });
 
   it('a string input (a parsed JSON string) stays that string for the pipeline', async () => {
-    const calls = await collect(
+    const calls = (await collect(
       toAsync(
         fromAISDKStream(
           partsOf([
@@ -385,7 +386,7 @@ describe('fromAISDKStream on any source of parts', () => {
           ] as unknown as AISDKStreamPart[]),
         ),
       ),
-    );
+    )).map(withoutTurn);
     expect(calls).toEqual([
       { id: 'c1', name: 'echo', args: '"hello"' },
       { id: 'c2', name: 'echo', args: '"{\\"not\\":\\"parsed\\"}"' },
@@ -401,7 +402,7 @@ describe('fromAISDKStream on any source of parts', () => {
     const calls: ToolCall[] = [];
     const error = await new Promise<unknown>((resolve) =>
       fromAISDKStream(partsOf([{ type: 'tool-input-start', id: 'c1', toolName: 'add' } as AISDKStreamPart, hostile])).subscribe({
-        next: (call) => calls.push(call),
+        next: (call) => calls.push(withoutTurn(call)),
         error: resolve,
       }),
     );

@@ -2,6 +2,7 @@ import { lastValueFrom, materialize, toArray, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { defineTool } from '../../../src/index.js';
 import type { AnthropicStreamEvent } from '../../../src/adapters/anthropic/index.js';
+import { withoutTurn } from '../withoutTurn.js';
 
 /**
  * Hand-built stream events for rule cases. Only the fields the adapter reads are filled in (the SDK's
@@ -65,7 +66,7 @@ export async function settle<T>(source: Observable<T>): Promise<{ values: T[]; e
   let error: unknown;
   let completed = false;
   for (const n of notifications) {
-    if (n.kind === 'N') values.push(n.value);
+    if (n.kind === 'N') values.push(withoutTurn(n.value)); // the turn is pinned in turns.test.ts
     else if (n.kind === 'E') error = n.error;
     else completed = true;
   }

@@ -5,8 +5,9 @@ import { z } from 'zod';
 import { fromOpenAIChatStream, toOpenAIChatToolMessages } from '../../../src/adapters/openai/index.js';
 import { createPipeline, defineTool, IncompleteArguments, SourceError, type ToolCall } from '../../../src/index.js';
 import { asAsync, calls, chunk, finish, first, gate, more, outline, recordingTools, usage } from './helpers.js';
+import { dropTurns } from '../withoutTurn.js';
 
-const collect = (source: Observable<ToolCall>) => firstValueFrom(source.pipe(toArray()));
+const collect = (source: Observable<ToolCall>) => firstValueFrom(source.pipe(dropTurns(), toArray())); // turns: turns.test.ts
 
 describe('fromOpenAIChatStream: merging fragments', () => {
   it('takes id and name from the first fragment of an index and concatenates the arguments', async () => {

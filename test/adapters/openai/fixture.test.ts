@@ -28,8 +28,9 @@ const stockPrice = defineTool({
 });
 
 const EXPECTED_CALLS: ToolCall[] = [
-  { id: 'call_JMW1whyEaYG438VE1OIflxA2', name: 'GetWeatherArgs', args: '{"city": "Edinburgh", "country": "GB", "units": "c"}' },
-  { id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', name: 'get_stock_price', args: '{"ticker": "AAPL", "exchange": "NASDAQ"}' },
+  // Each call's turn is the recorded completion's id.
+  { id: 'call_JMW1whyEaYG438VE1OIflxA2', name: 'GetWeatherArgs', args: '{"city": "Edinburgh", "country": "GB", "units": "c"}', turn: 'chatcmpl-ABfwAwrNePHUgBBezonVC6MX3zd63' },
+  { id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', name: 'get_stock_price', args: '{"ticker": "AAPL", "exchange": "NASDAQ"}', turn: 'chatcmpl-ABfwAwrNePHUgBBezonVC6MX3zd63' },
 ];
 
 describe('the recorded gpt-4o parallel tool calls stream, parsed by the SDK', () => {
