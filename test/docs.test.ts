@@ -1,0 +1,19 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const shared = resolve(process.cwd(), '../shared/DESIGN.md');
+const headings = (text: string) => text.split('\n').filter((line) => /^#{1,3} /.test(line)).map((line) => line.trim());
+
+describe('docs/DESIGN.md', () => {
+  it.skipIf(!existsSync(shared))(`keeps every section of the shared design (${shared})`, () => {
+    const ours = headings(readFileSync(resolve(process.cwd(), 'docs/DESIGN.md'), 'utf8'));
+    expect(ours).toEqual(expect.arrayContaining(headings(readFileSync(shared, 'utf8'))));
+  });
+
+  it('is what the README links to, inside the repository', () => {
+    const readme = readFileSync(resolve(process.cwd(), 'README.md'), 'utf8');
+    expect(readme).toContain('](docs/DESIGN.md)');
+    expect(readme).not.toMatch(/\]\(\.\.\/shared\//); // no link out of the repository
+  });
+});
