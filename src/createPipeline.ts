@@ -1,10 +1,16 @@
-import { defer, from, isObservable, Observable, type OperatorFunction } from 'rxjs';
+import { defer, from, identity, isObservable, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
 import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
 import type { ToolCall } from './toolCall.js';
 import type { ToolResult } from './toolResult.js';
+import { DurableBatch, type DurableSettings } from './durable/durableBatch.js';
+import { resolveDurable } from './durable/durableOptions.js';
+import { DurableTurnError } from './durable/errors.js';
+import { pendingApprovals as listPending, planResume } from './durable/resumePlan.js';
+import type { ApprovalResponse, PendingApproval } from './durable/types.js';
 import { BatchCancel } from './internal/batchCancel.js';
+import type { CallRecord } from './internal/callRecord.js';
 import { bindToPipeline } from './internal/pipelineAware.js';
 import { pullCalls } from './internal/pullCalls.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
@@ -32,6 +38,29 @@ export interface RunOptions {
    * approval, waiting or running — and the output completes: each call already taken in still gets a
    * result (`cancelled`, reason `'aborted'`). To drop results instead, unsubscribe.
    */
+  readonly signal?: AbortSignal;
+  /**
+   * Makes the batch a durable turn, journaled under this id (for example the conversation and the
+   * model response: `${conversationId}/${responseId}`): its calls can be suspended for approval and the
+   * turn resumed later, from another process, or after a crash (`pipeline.resume`). Needs the pipeline's
+   * `journal` (a `ConfigError` otherwise). The turn's calls share one turn for cancel-rest, unless they
+   * carry their own.
+   */
+  readonly turn?: string;
+}
+
+/**
+ * Options of {@link Pipeline.resume}.
+ *
+ * @example
+ * ```ts
+ * const results = await pipeline.resume(turn, { answers: [{ token, answer: 'allowed-once' }] });
+ * ```
+ */
+export interface ResumeOptions {
+  /** Answers to pending approvals: any of them, in any order. Each token answers its call once. */
+  readonly answers?: readonly ApprovalResponse[];
+  /** As for `run`: aborting cancels what has not finished. */
   readonly signal?: AbortSignal;
 }
 
@@ -63,6 +92,18 @@ export interface Pipeline {
    * @throws {SourceError} (as a rejection) when the source fails midway; it holds the results so far.
    */
   run(calls: CallSource, options?: RunOptions): Promise<ToolResult[]>;
+  /**
+   * Picks a durable turn up again — answered approvals, or after the process that ran it stopped — and
+   * resolves to the whole turn's results, in order: finished calls are replayed from the journal (never
+   * run again), the others run with today's policies (which can only tighten what was decided), a
+   * call whose answer is given runs once with the arguments it was approved for, and a call that had
+   * started but not finished runs again only if its tool is `idempotent` (`outcome_unknown` otherwise).
+   * @throws {DurableTurnError} (as a rejection) for an unknown turn, a live lease, or a bad token;
+   *   nothing runs then. {@link ConfigError} without a journal.
+   */
+  resume(turn: string, options?: ResumeOptions): Promise<ToolResult[]>;
+  /** The approvals a durable turn waits for, with the tokens that answer them. */
+  pendingApprovals(turn: string): Promise<PendingApproval[]>;
 }
 
 /**
@@ -94,54 +135,111 @@ export interface Pipeline {
  */
 export function createPipeline(options: PipelineOptions): Pipeline {
   const settings = bindToPipeline(resolvePipelineOptions(options));
+  const durable = resolveDurable(options);
   const tools = Object.freeze([...settings.tools.values()]);
   const available = Object.freeze(availableTools(settings, tools));
 
+  const durableOf = (where: 'run' | 'resume' | 'pendingApprovals', turn: string): DurableSettings => {
+    if (typeof turn !== 'string' || turn === '') throw new ConfigError(where, 'turn', 'a non-empty string', turn);
+    if (durable === undefined) throw new ConfigError(where, 'turn', 'used only with a pipeline that has a `journal` (createPipeline({ journal, approvalSecret }))', turn);
+    return durable;
+  };
+
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
     const signal = checkSignal(runOptions);
-    return (calls) => calls.pipe(runStages(settings, signal), reorderByIndex());
+    const { turn } = runOptions;
+    if (turn === undefined) return (calls) => calls.pipe(runStages(settings, signal), reorderByIndex());
+    const journaled = durableOf('run', turn);
+    return (calls) => defer(() => calls.pipe(map((call) => withTurn(call, turn)), new DurableBatch(settings, journaled, turn).operator(signal)));
   };
 
   // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered.
   const pullLimit = settings.maxPending + settings.concurrency;
 
-  const run = async (calls: CallSource, runOptions?: RunOptions): Promise<ToolResult[]> => {
+  const collect = (calls: CallSource, operate: OperatorFunction<ToolCall, ToolResult>): Promise<ToolResult[]> => {
     const pulled = isPullable(calls) ? pullCalls(calls, pullLimit) : undefined;
     const source = pulled?.calls ?? toObservable(calls);
-    const results$ = source.pipe(operator(runOptions));
     return new Promise((resolve, reject) => {
       const results: ToolResult[] = [];
-      results$.subscribe({
+      source.pipe(operate).subscribe({
         next: (result) => {
           results.push(result);
           pulled?.answered();
         },
-        error: (error: unknown) => reject(new SourceError(results, error)),
+        error: (error: unknown) => reject(error instanceof DurableTurnError && results.length === 0 ? error : new SourceError(results, error)),
         complete: () => resolve(results),
       });
     });
   };
 
-  return Object.freeze({ tools, available, operator, run });
+  /** A durable batch; it resolves once the turn's lease is given up, so the next request can resume it. */
+  const runDurable = async (batch: DurableBatch, calls: CallSource, signal: AbortSignal | undefined, turn: string): Promise<ToolResult[]> => {
+    try {
+      return await collect(calls, (calls$) => calls$.pipe(map((call) => withTurn(call, turn)), batch.operator(signal)));
+    } finally {
+      await batch.closed;
+    }
+  };
+
+  const run = async (calls: CallSource, runOptions: RunOptions = {}): Promise<ToolResult[]> => {
+    const { turn } = runOptions;
+    if (turn === undefined) return collect(calls, operator(runOptions));
+    const signal = checkSignal(runOptions);
+    return runDurable(new DurableBatch(settings, durableOf('run', turn), turn), calls, signal, turn);
+  };
+
+  const resume = async (turn: string, resumeOptions: ResumeOptions = {}): Promise<ToolResult[]> => {
+    const journaled = durableOf('resume', turn);
+    const signal = checkSignal(resumeOptions);
+    const { calls, plan } = await planResume(journaled, turn, resumeOptions.answers ?? []);
+    return runDurable(new DurableBatch(settings, journaled, turn, plan), calls, signal, turn);
+  };
+
+  const pending = async (turn: string): Promise<PendingApproval[]> => listPending(durableOf('pendingApprovals', turn), turn);
+
+  return Object.freeze({ tools, available, operator, run, resume, pendingApprovals: pending });
+}
+
+/** A call of a durable turn: it keeps its own turn (its response) for cancel-rest, or takes the run's. */
+function withTurn(call: ToolCall, turn: string): ToolCall {
+  return typeof call === 'object' && call !== null && (call as { turn?: unknown }).turn === undefined ? { ...call, turn } : call;
+}
+
+/**
+ * Where a layer over the stages (durable turns) watches the records go by: after intake (`received`),
+ * after pre-execute (`decided`), after the guard (`admitted`), and the results (`finished`). The stages
+ * know nothing of what watches them.
+ */
+export interface StageTaps {
+  readonly received?: MonoTypeOperatorFunction<CallRecord>;
+  readonly decided?: MonoTypeOperatorFunction<CallRecord>;
+  readonly admitted?: MonoTypeOperatorFunction<CallRecord>;
+  readonly finished?: MonoTypeOperatorFunction<ToolResult>;
 }
 
 /**
  * Every stage but the reordering: results come out as calls finish. Each subscription is a batch of
  * its own. (A program's sub-calls run through this, so a quick result is not held behind a slow one.)
  */
-export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined): OperatorFunction<ToolCall, ToolResult> {
+export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
   return (calls) =>
     defer(() => {
       // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
       const batch = new BatchCancel();
-      return calls.pipe(
+      const admitted = calls.pipe(
         stopWhenAborted(signal),
         intake(settings),
+        taps.received ?? identity,
         preExecute(settings, batch),
+        taps.decided ?? identity,
         guard(settings, batch),
+        taps.admitted ?? identity,
+      );
+      return admitted.pipe(
         executeCalls(settings, signal, batch),
         postExecute(settings, signal),
         toResults(settings.observers, settings.onObserverError),
+        taps.finished ?? identity,
       );
     });
 }

@@ -82,6 +82,14 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * tool, `'cancel-rest'` for an exclusive one
    */
   readonly onError?: OnError;
+  /**
+   * Safe to run again for the same call: a durable turn resumed after a crash re-runs a call of this
+   * tool that had started and not finished (otherwise it is answered `outcome_unknown` and never runs
+   * again). Declare it only for bodies whose repetition is harmless (reads, upserts keyed by
+   * `ctx.callId`).
+   * @default false
+   */
+  readonly idempotent?: boolean;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
   /**
@@ -138,7 +146,7 @@ export function defineTool<Input extends $ZodType, Output>(
     throw new ConfigError('defineTool', option, expected, received);
   };
   if (typeof definition !== 'object' || definition === null) fail('definition', 'an object', definition);
-  const { name, description, input, mode = 'exclusive', timeoutMs, onError, execute, render } = definition;
+  const { name, description, input, mode = 'exclusive', timeoutMs, onError, idempotent = false, execute, render } = definition;
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     fail('name', '1-128 characters of letters, digits, "_", "-", "." or ":"', name);
   }
@@ -153,7 +161,8 @@ export function defineTool<Input extends $ZodType, Output>(
   }
   if (typeof execute !== 'function') fail('execute', 'a function', execute);
   if (render !== undefined && typeof render !== 'function') fail('render', 'a function (value) => string', render);
-  return Object.freeze({ name, description, input, mode, timeoutMs, onError, execute, render });
+  if (typeof idempotent !== 'boolean') fail('idempotent', 'a boolean', idempotent);
+  return Object.freeze({ name, description, input, mode, timeoutMs, onError, idempotent, execute, render });
 }
 
 function isSchema(value: unknown): value is $ZodType {

@@ -28,6 +28,8 @@ export class ConfigError extends TypeError {
       | 'defineTool'
       | 'createPipeline'
       | 'run'
+      | 'resume'
+      | 'pendingApprovals'
       | 'mcpTools'
       | 'createQuickJSRuntime'
       | 'runCodeTool'

@@ -1,6 +1,6 @@
 // Building a pipeline
 export { createPipeline, executeTools } from './createPipeline.js';
-export type { CallSource, Pipeline, RunOptions } from './createPipeline.js';
+export type { CallSource, Pipeline, ResumeOptions, RunOptions } from './createPipeline.js';
 export type { PipelineOptions, RetentionBudget } from './options.js';
 
 // Defining tools
@@ -14,7 +14,10 @@ export type { ResultStatus, ToolResult, ToolResultFailed, ToolResultOk, ToolTimi
 export type {
   ApprovalError,
   ArgsIssue,
+  ApprovalPendingError,
+  BehindSuspendedError,
   BlockedError,
+  OutcomeUnknownError,
   CancelledError,
   DeniedError,
   InvalidRewriteError,
@@ -55,6 +58,12 @@ export type {
   StartVerdict,
   TraceEntry,
 } from './policy/types.js';
+
+// Durable turns
+export { memoryJournal } from './durable/memoryJournal.js';
+export { DurableTurnError } from './durable/errors.js';
+export { suspendApprovals } from './policy/suspendApprovals.js';
+export type { ApprovalResponse, JournaledResult, JournalEntry, JournalStore, PendingApproval } from './durable/types.js';
 
 // Restriction and retention
 export { RestrictionSet } from './restrict/restrictionSet.js';

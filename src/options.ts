@@ -4,6 +4,8 @@ import { ConfigError } from './errors.js';
 import { isCount, isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 import type { Approver, Decision, PostPolicy, PrePolicy } from './policy/types.js';
 import type { ToolResult } from './toolResult.js';
+import type { CallRecord } from './internal/callRecord.js';
+import type { JournalStore, PendingApproval } from './durable/types.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
 import { warnObserverError } from './stages/result.js';
 
@@ -115,6 +117,27 @@ export interface PipelineOptions {
   readonly onObserverError?: (error: unknown, result: ToolResult) => void;
   /** Which tools this scope may call; calls to others get a `restricted` result at intake. */
   readonly restrictions?: RestrictionSet;
+  /**
+   * Makes turns durable: with a journal, `run(calls, { turn })` writes every call's life ahead of its
+   * effect, an approver may `'suspend'` a call to be answered later through `resume` — from another
+   * request or process sharing the store — and a turn cut short by a crash is resumed without running
+   * a finished call again, nor a started one unless its tool is `idempotent`. See `memoryJournal()`
+   * and `sqliteJournal()` (`toolstream/sqlite`).
+   */
+  readonly journal?: JournalStore;
+  /**
+   * Signs approval tokens (HMAC-SHA256); required with a `journal`, at least 32 bytes. Every process
+   * that resumes the turns must have the same secret; keep it out of the model's reach.
+   */
+  readonly approvalSecret?: string | Uint8Array;
+  /** How long a pending approval's token is accepted. @default 86400000 (24 hours) */
+  readonly approvalTtlMs?: number;
+  /**
+   * How long a turn's lease lasts unless renewed (it is renewed every third of that while the turn
+   * runs): after a crash, the turn can be resumed this long after the last renewal.
+   * @default 30000
+   */
+  readonly leaseMs?: number;
   /** Output budgets: `default` for every tool, `tools[name]` for one. Applied after post-execute policies. */
   readonly retention?: {
     readonly default?: RetentionBudget;
@@ -181,6 +204,11 @@ export interface PipelineSettings {
    * barrier it holds among the model's calls — outlasts every body it started.
    */
   readonly programBatch?: boolean;
+  /**
+   * Internal, never set from options: in a durable batch, records a suspended call's pending approval
+   * (its signed token, in the journal) and returns it. Absent elsewhere: suspending then fails closed.
+   */
+  readonly suspend?: (record: CallRecord) => PendingApproval | undefined;
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { PendingApproval } from './durable/types.js';
+
 /**
  * Why a call did not produce an `ok` result: a discriminated union on `code`.
  *
@@ -22,6 +24,9 @@
  * | `invalid_rewrite`| `error`     | a policy rewrote the arguments into ones the schema rejects   |
  * | `approval_*`     | `denied`    | an `ask` was not approved: `rejected`, `unavailable` (no approver), `error` (it threw), `invalid` (another answer), `timeout`, `aborted` (the stage stopped without a batch cancellation; a cancelled batch gives `cancelled` instead) |
  * | `blocked`        | `error`     | a post-execute policy withheld the output                     |
+ * | `approval_pending` | `suspended` | the approver suspended the call: it waits for `resume` with an answer (durable turns) |
+ * | `behind_suspended` | `suspended` | it waits behind a suspended call it may not overtake (a barrier) |
+ * | `outcome_unknown` | `error`    | the process running it stopped before it finished; it may or may not have taken effect |
  *
  * @example
  * ```ts
@@ -50,7 +55,10 @@ export type ToolError =
   | PolicyError
   | InvalidRewriteError
   | ApprovalError
-  | BlockedError;
+  | BlockedError
+  | ApprovalPendingError
+  | BehindSuspendedError
+  | OutcomeUnknownError;
 
 /** The `code` of every {@link ToolError}. */
 export type ToolErrorCode = ToolError['code'];
@@ -206,4 +214,32 @@ export interface BlockedError {
   readonly code: 'blocked';
   readonly message: string;
   readonly policy: string;
+}
+
+/** The approver suspended the call: it waits for an answer given to `resume` (durable turns). */
+export interface ApprovalPendingError {
+  readonly code: 'approval_pending';
+  readonly message: string;
+  /** What to ask a human, and the token that answers it. */
+  readonly approval: PendingApproval;
+}
+
+/**
+ * The call may not start before a suspended call has finished (an exclusive call behind any unfinished
+ * call, any call behind an exclusive one), so it is suspended too; `resume` runs it.
+ */
+export interface BehindSuspendedError {
+  readonly code: 'behind_suspended';
+  readonly message: string;
+  /** The suspended call it waits behind. */
+  readonly byCallId: string;
+}
+
+/**
+ * A resumed turn found the call started and never finished: the process running it stopped. Its tool
+ * is not `idempotent`, so it is not run again; it may or may not have taken effect.
+ */
+export interface OutcomeUnknownError {
+  readonly code: 'outcome_unknown';
+  readonly message: string;
 }

@@ -1,8 +1,11 @@
 import type { Decision, TraceEntry } from './policy/types.js';
 import type { ToolError } from './toolError.js';
 
-/** How a call ended. `denied` is reserved for policy decisions. */
-export type ResultStatus = 'ok' | 'error' | 'denied' | 'cancelled';
+/**
+ * How a call ended. `denied` is reserved for policy decisions; `suspended` (durable turns only) means it
+ * waits for an approval to be answered later, through `resume`.
+ */
+export type ResultStatus = 'ok' | 'error' | 'denied' | 'cancelled' | 'suspended';
 
 /**
  * When things happened to a call, in milliseconds on the `performance.now()` clock, and how long each
@@ -85,7 +88,7 @@ export interface ToolResultOk extends ResultBase {
 
 /** The call produced no value; `error.code` says why. */
 export interface ToolResultFailed extends ResultBase {
-  readonly status: 'error' | 'denied' | 'cancelled';
+  readonly status: 'error' | 'denied' | 'cancelled' | 'suspended';
   readonly error: ToolError;
   readonly value?: undefined;
   /**

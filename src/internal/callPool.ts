@@ -2,7 +2,7 @@ import type { Subscriber } from 'rxjs';
 import type { OnError } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
 import type { CancelReason } from '../toolError.js';
-import { describeError } from './describe.js';
+import { describeError, quote } from './describe.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
 import type { BatchCancel } from './batchCancel.js';
 import { BodyRun } from './bodyRun.js';
@@ -55,6 +55,13 @@ export class CallPool implements BodySink {
   private sourceError: { readonly error: unknown } | undefined = undefined;
   /** Set once everything is cancelled (the run's signal). */
   private cancellation: Cancellation | undefined = undefined;
+  /**
+   * Suspended calls (durable turns) hold their place as unfinished calls: any later exclusive call
+   * must wait behind the first (`exclusiveWaits`), and every later call behind an exclusive one
+   * (`everyoneWaits`). Calls that may not overtake them are suspended too (`behind_suspended`).
+   */
+  private exclusiveWaits: CallRecord | undefined = undefined;
+  private everyoneWaits: CallRecord | undefined = undefined;
   /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
   private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** `pump` is on the stack. */
@@ -80,7 +87,10 @@ export class CallPool implements BodySink {
     if (this.closed) return;
     this.outstanding++;
     const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn)) : undefined;
-    if (record.status !== undefined) {
+    if (record.status === 'suspended' || (record.status === undefined && cancellation === undefined && this.waitsBehindSuspended(record))) {
+      this.holdPlace(record);
+      this.emit(record);
+    } else if (record.status !== undefined) {
       this.emit(record);
     } else if (cancellation !== undefined) {
       record.cancel(cancellation);
@@ -167,6 +177,24 @@ export class CallPool implements BodySink {
     }
     for (const record of cancelled) this.emit(record);
     this.pump(); // the calls of other turns may start in the slots just freed
+  }
+
+  /** Whether an admitted call may not start because a suspended call ahead of it is a barrier to it. */
+  private waitsBehindSuspended(record: CallRecord): boolean {
+    const by = this.everyoneWaits ?? (record.tool!.mode === 'exclusive' ? this.exclusiveWaits : undefined);
+    if (by === undefined) return false;
+    record.fail('suspended', {
+      code: 'behind_suspended',
+      message: `Suspended: this call may not start before call ${quote(by.id)} (${by.name}), which is suspended, has finished.`,
+      byCallId: by.id,
+    });
+    return true;
+  }
+
+  /** A suspended call stays unfinished for the calls behind it: it is a barrier as its mode says. */
+  private holdPlace(record: CallRecord): void {
+    this.exclusiveWaits ??= record;
+    if (record.tool?.mode === 'exclusive') this.everyoneWaits ??= record;
   }
 
   /** Teardown: abort whatever still holds a slot, drop timers, listeners and the queue. */

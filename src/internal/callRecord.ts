@@ -35,6 +35,8 @@ export class CallRecord {
   partial: readonly unknown[] | undefined = undefined;
   /** The body was invoked. */
   started = false;
+  /** The outcome was replayed from a journal (durable turns): post-execute passes it as it is. */
+  replayed = false;
   admittedAt = 0;
   /** The guard let the call through (allowed or approved), or 0. */
   decidedAt = 0;

@@ -4,10 +4,11 @@ import type { AbortScope } from '../internal/concurrentStage.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import type { ApprovalRequest, Approver } from './types.js';
 
-/** Approved, or the code and message of the denial. */
+/** Approved, suspended (to be answered later), or the code and message of the denial. */
 export type ApprovalOutcome =
   | { readonly approved: true }
-  | { readonly approved: false; readonly code: ApprovalError['code']; readonly message: string };
+  | { readonly approved: false; readonly suspended: true }
+  | { readonly approved: false; readonly suspended?: undefined; readonly code: ApprovalError['code']; readonly message: string };
 
 /**
  * Asks `approver` about one call and settles on the first of: its answer, the stage stopping, or
@@ -40,7 +41,7 @@ export function requestApproval(
       settled = true;
       unlisten();
       timer?.unsubscribe();
-      if (!outcome.approved) asking.abort(new DOMException(outcome.message, 'AbortError'));
+      if (!outcome.approved) asking.abort(new DOMException(outcome.suspended ? 'the call was suspended' : outcome.message, 'AbortError'));
       resolve(outcome);
     };
     const onAbort = () => settle(denied('approval_aborted', 'the run was aborted before an answer came'));
@@ -51,6 +52,7 @@ export function requestApproval(
 
     const onAnswer = (answer: unknown) => {
       if (answer === 'allowed-once') settle({ approved: true });
+      else if (answer === 'suspend') settle({ approved: false, suspended: true });
       else if (answer === 'rejected') settle(denied('approval_rejected', 'the approver rejected it'));
       else settle(denied('approval_invalid', `the approver answered ${describeValue(answer)}, not "allowed-once"`));
     };

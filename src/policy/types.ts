@@ -171,8 +171,12 @@ export type PostPolicy = (
   next: () => Promise<PostDecision>,
 ) => PostDecision | undefined | PromiseLike<PostDecision | undefined>;
 
-/** An approver's answer. Anything but `'allowed-once'` denies. */
-export type ApprovalAnswer = 'allowed-once' | 'rejected';
+/**
+ * An approver's answer: `'allowed-once'` admits the call, `'rejected'` denies it, and `'suspend'` (in a
+ * durable turn: a pipeline with a `journal`, a run with a `turn`) leaves it waiting for an answer given
+ * later to `resume` — from another request, another process. Anything else denies.
+ */
+export type ApprovalAnswer = 'allowed-once' | 'rejected' | 'suspend';
 
 /**
  * What an approver is asked.

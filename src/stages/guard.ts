@@ -53,16 +53,28 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
       reasons,
     });
     return requestApproval(approve, request, batch.scopeFor(stage, record), approvalTimeoutMs, scheduler).then((outcome) => {
-      record.addTrace({ stage: 'approval', event: 'answer', answer: outcome.approved ? 'allowed-once' : outcome.code });
+      record.addTrace({ stage: 'approval', event: 'answer', answer: outcome.approved ? 'allowed-once' : outcome.suspended ? 'suspend' : outcome.code });
       if (outcome.approved) {
         record.decidedAt = performance.now();
         return;
       }
+      if (outcome.suspended) return suspend(record, reasons);
       // The question stopped mattering: the turn was cancelled while it was pending.
       const cancellation = outcome.code === 'approval_aborted' ? batch.cancellationOf(record) : undefined;
       if (cancellation !== undefined) record.cancel(cancellation);
       else record.fail('denied', { code: outcome.code, message: outcome.message, reasons });
     });
+  };
+
+  /** The approver answered 'suspend': the call waits for an answer given to `resume` — if the turn is durable. */
+  const suspend = (record: CallRecord, reasons: readonly string[]): void => {
+    const approval = settings.suspend?.(record);
+    if (approval === undefined) {
+      const message = `Denied: calling "${record.name}" needs approval, and the approver suspended it; suspending needs a durable turn (createPipeline({ journal }), run(calls, { turn })), so the call fails closed.`;
+      return record.fail('denied', { code: 'approval_unavailable', message, reasons });
+    }
+    const why = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
+    record.fail('suspended', { code: 'approval_pending', message: `Suspended: calling "${record.name}" waits for a human's approval${why}.`, approval });
   };
 
   return concurrentStage(enforce, isExclusiveCall, batch.signal);

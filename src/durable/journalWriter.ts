@@ -1,0 +1,53 @@
+import type { JournalEntry, JournalStore } from './types.js';
+
+/**
+ * The one writer of a durable batch: the stages report a call's transitions here, and it appends them
+ * to the store in order, batching what is reported within one tick into one `append` (one
+ * transaction). `durable()` resolves once everything reported so far is in the store. Appends never
+ * overlap, so the store sees the batch's entries in the order they happened.
+ *
+ * A failed append fails the writer: every later `durable()` rejects with the store's error, so no body
+ * starts and no result is given out as if it were recorded.
+ */
+export class JournalWriter {
+  #queue: JournalEntry[] = [];
+  /** Settles after the last flush scheduled so far. */
+  #tail: Promise<void> = Promise.resolve();
+  #scheduled = false;
+  #failure: { readonly error: unknown } | undefined = undefined;
+
+  constructor(
+    private readonly store: JournalStore,
+    private readonly turn: string,
+  ) {}
+
+  write(entry: JournalEntry): void {
+    this.#queue.push(entry);
+    this.#schedule();
+  }
+
+  /** Resolves when every entry written so far is durable; rejects if an append failed. */
+  durable(): Promise<void> {
+    if (this.#queue.length > 0) this.#schedule();
+    return this.#tail;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#tail = this.#tail.then(async () => {
+      this.#scheduled = false;
+      if (this.#failure !== undefined) throw this.#failure.error;
+      const batch = this.#queue;
+      this.#queue = [];
+      if (batch.length === 0) return;
+      try {
+        await this.store.append(this.turn, batch);
+      } catch (error) {
+        this.#failure = { error };
+        throw error;
+      }
+    });
+    this.#tail.catch(() => undefined); // reported through durable(), not as an unhandled rejection
+  }
+}
