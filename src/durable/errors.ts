@@ -9,6 +9,7 @@ import { brand } from '../internal/brand.js';
  * - `token_wrong_turn`, `token_unknown_call`: a valid token, for another turn, or a call this turn lacks.
  * - `token_expired`: past its `expiresAt`.
  * - `token_used`: its approval was answered already (or replaced by a newer one).
+ * - `turn_suspended`: a formatter was given the results of a turn with suspended calls: resume it first.
  * - `journal_failed`: the store failed; the turn is not durable past this point.
  *
  * @example
@@ -36,6 +37,7 @@ export class DurableTurnError extends Error {
       | 'token_unknown_call'
       | 'token_expired'
       | 'token_used'
+      | 'turn_suspended'
       | 'journal_failed',
     message: string,
     options?: { readonly cause?: unknown },

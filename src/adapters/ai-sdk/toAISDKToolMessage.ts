@@ -1,5 +1,6 @@
 import type { ToolModelMessage, ToolResultPart } from 'ai';
 import type { ToolResult } from '../../toolResult.js';
+import { answerable } from '../../internal/answerable.js';
 
 type ToolResultOutput = ToolResultPart['output'];
 
@@ -37,11 +38,13 @@ type ToolResultOutput = ToolResultPart['output'];
  * messages.push(...response.filter((m) => m.role === 'assistant'), toAISDKToolMessage(results));
  * const next = streamText({ model, tools, messages }); // the model reads the results
  * ```
+ * @throws {DurableTurnError} `turn_suspended` when a result is `suspended` (a durable turn waiting
+ *   for an approval has no answer for the model yet): resume the turn first.
  */
 export function toAISDKToolMessage(results: readonly ToolResult[]): ToolModelMessage {
   return {
     role: 'tool',
-    content: results.filter(isInHistory).map(
+    content: answerable(results).filter(isInHistory).map(
       (result): ToolResultPart => ({
         type: 'tool-result',
         toolCallId: result.id,

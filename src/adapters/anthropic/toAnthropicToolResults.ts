@@ -1,5 +1,6 @@
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ToolResult } from '../../toolResult.js';
+import { answerable } from '../../internal/answerable.js';
 
 /**
  * The user message that answers an assistant turn's `tool_use` blocks: what
@@ -42,11 +43,13 @@ export interface AnthropicToolResultMessage {
  * messages.push(toAnthropicToolResults(results));
  * // { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01…', content: '15 °C', is_error: false }] }
  * ```
+ * @throws {DurableTurnError} `turn_suspended` when a result is `suspended` (a durable turn waiting
+ *   for an approval has no answer for the model yet): resume the turn first.
  */
 export function toAnthropicToolResults(results: readonly ToolResult[]): AnthropicToolResultMessage {
   return {
     role: 'user',
-    content: results.map(
+    content: answerable(results).map(
       (result): ToolResultBlockParam => ({
         type: 'tool_result',
         tool_use_id: result.id,

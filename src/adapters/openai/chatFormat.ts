@@ -3,6 +3,7 @@ import type { Pipeline } from '../../createPipeline.js';
 import type { AnyTool } from '../../defineTool.js';
 import type { ToolResult } from '../../toolResult.js';
 import { toolSchemas } from '../toolSchemas.js';
+import { answerable } from '../../internal/answerable.js';
 
 /**
  * The `tool` messages that answer an assistant message's tool calls in the Chat Completions API: one
@@ -18,9 +19,11 @@ import { toolSchemas } from '../toolSchemas.js';
  * const results = await pipeline.run(fromOpenAIChatStream(stream));
  * messages.push(await stream.finalMessage(), ...toOpenAIChatToolMessages(results));
  * ```
+ * @throws {DurableTurnError} `turn_suspended` when a result is `suspended` (a durable turn waiting
+ *   for an approval has no answer for the model yet): resume the turn first.
  */
 export function toOpenAIChatToolMessages(results: readonly ToolResult[]): ChatCompletionToolMessageParam[] {
-  return results.map((result) => ({ role: 'tool', tool_call_id: result.id, content: result.content }));
+  return answerable(results).map((result) => ({ role: 'tool', tool_call_id: result.id, content: result.content }));
 }
 
 /**

@@ -5,6 +5,7 @@ import { ConfigError } from '../../errors.js';
 import type { ToolResult } from '../../toolResult.js';
 import { toolSchemas } from '../toolSchemas.js';
 import { customOption, type OpenAIResponsesOptions } from './customTools.js';
+import { answerable } from '../../internal/answerable.js';
 
 /**
  * The input items that answer a response's calls in the Responses API: one
@@ -40,6 +41,8 @@ import { customOption, type OpenAIResponsesOptions } from './customTools.js';
  * toOpenAIResponsesInput(results, { custom });
  * // [{ type: 'custom_tool_call_output', call_id: 'call_1', output: 'applied' }]
  * ```
+ * @throws {DurableTurnError} `turn_suspended` when a result is `suspended` (a durable turn waiting
+ *   for an approval has no answer for the model yet): resume the turn first.
  */
 export function toOpenAIResponsesInput(results: readonly ToolResult[]): ResponseInputItem.FunctionCallOutput[];
 export function toOpenAIResponsesInput(
@@ -51,7 +54,7 @@ export function toOpenAIResponsesInput(
   options?: OpenAIResponsesOptions,
 ): (ResponseInputItem.FunctionCallOutput | ResponseCustomToolCallOutput)[] {
   const custom = customOption('toOpenAIResponsesInput', options);
-  return results.map((result) =>
+  return answerable(results).map((result) =>
     custom?.has(result.name) === true
       ? { type: 'custom_tool_call_output', call_id: result.id, output: result.content }
       : { type: 'function_call_output', call_id: result.id, output: result.content },
