@@ -5,7 +5,8 @@ import { IncompleteArguments } from '../incompleteArguments.js';
 import { awaitEach } from '../internal/awaitEach.js';
 import { holdUntil } from '../internal/holdUntil.js';
 import type { CallRecord } from '../internal/callRecord.js';
-import { describeError } from '../internal/describe.js';
+import { describeError, describeValue } from '../internal/describe.js';
+import { snapshotValue } from '../internal/snapshot.js';
 import type { PipelineSettings } from '../options.js';
 import type { Approver, PrePolicy } from '../policy/types.js';
 import { reorderByIndex } from '../stages/reorder.js';
@@ -16,7 +17,7 @@ import type { ApprovalTokens, TokenClaims } from './approvalTokens.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
 import { JournalWriter } from './journalWriter.js';
-import type { JournaledCall } from './turnState.js';
+import { foldTurn, type JournaledCall } from './turnState.js';
 import type { JournaledResult, JournalStore, PendingApproval } from './types.js';
 
 /** A pipeline's durability settings, resolved from its options. */
@@ -143,7 +144,7 @@ export class DurableBatch {
       }),
       decided: tap((record) => {
         if (record.decision !== undefined && (record.status === undefined || record.status === 'denied')) {
-          writer.write({ kind: 'decided', index: record.index, decision: record.decision, args: record.args, trace: record.trace ?? [], at: at() });
+          writer.write({ kind: 'decided', index: record.index, decision: record.decision, args: asData(record.args), trace: record.trace ?? [], at: at() });
         }
         if (record.status !== undefined) return;
         // The last check before the body: `started` is durable before it is invoked.
@@ -223,6 +224,15 @@ export class DurableBatch {
     }
   }
 
+  /**
+   * Whether the call's body was started by some process (the journal says so): an approval whose nonce
+   * is consumed but whose call never started was used by a process that stopped before the body — the
+   * approval still admits that one run. (While a lease is live no other process drives the turn.)
+   */
+  async #startedBefore(index: number): Promise<boolean> {
+    return foldTurn(await this.durable.store.read(this.turn)).get(index)?.started ?? false;
+  }
+
   /** The decision journaled before, folded in last: today's policies can tighten it, never relax it. */
   #journaledDecision(plan: ResumePlan): PrePolicy {
     return function journaled(ctx) {
@@ -245,14 +255,29 @@ export class DurableBatch {
       const given = plan.answers.get(request.index);
       if (given !== undefined) {
         if (argsHash(request.args) !== given.claims.argsHash) throw new Error('the approval was given for other arguments; it must be asked again');
-        if (!(await store.consume(this.turn, given.claims.nonce))) throw new Error('the approval was already used');
+        if (!(await store.consume(this.turn, given.claims.nonce)) && (await this.#startedBefore(request.index))) {
+          throw new Error('the approval was already used');
+        }
         this.#writer.write({ kind: 'approval_answered', index: request.index, answer: given.answer, at: Date.now() });
         return given.answer;
       }
-      if (plan.journaled.get(request.index)?.pending !== undefined) return 'suspend';
+      const journaled = plan.journaled.get(request.index);
+      // Answered before, and the process stopped before the body started: the answer stands (a body
+      // that had started is outcome_unknown, or re-run only when idempotent).
+      if (journaled?.answered !== undefined) return journaled.answered;
+      if (journaled?.pending !== undefined) return 'suspend';
       if (approve === undefined) throw new Error('no approver is configured');
       return approve(request, signal);
     };
+  }
+}
+
+/** A value as JSON data for the journal; one without a JSON form (a transform's BigInt) is noted as such. */
+function asData(value: unknown): unknown {
+  try {
+    return snapshotValue(value);
+  } catch {
+    return { unserializable: describeValue(value) };
   }
 }
 

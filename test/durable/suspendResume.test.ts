@@ -212,3 +212,43 @@ describe('suspend and resume', () => {
     expect(() => createPipeline({ tools, approvalSecret: SECRET })).toThrow(/set only with a `journal`/);
   });
 });
+
+describe('an approval consumed by a process that stopped before the body started', () => {
+  it('still admits that one run when the turn is resumed with it', async () => {
+    const shared = memoryJournal();
+    let dead = false;
+    // A process whose writes die once it has consumed the approval: it stops before the body starts.
+    const dying: JournalStore = {
+      append: (turn, entries) => {
+        if (dead) throw new Error('the process is gone');
+        return shared.append(turn, entries);
+      },
+      read: (turn) => shared.read(turn),
+      lease: (turn, owner, ms) => shared.lease(turn, owner, ms),
+      release: (turn, owner) => shared.release(turn, owner),
+      consume: (turn, nonce) => {
+        dead = true;
+        return shared.consume(turn, nonce);
+      },
+    };
+    const { tools, runs } = counted();
+    await pipelineOf(shared, tools).run([calls[1]!], { turn: 't' });
+    const [approval] = await pipelineOf(shared, tools).pendingApprovals('t');
+    const answers = [{ token: approval!.token, answer: 'allowed-once' as const }];
+    await pipelineOf(dying, tools).resume('t', { answers }).catch(() => undefined);
+    expect(runs).toEqual([]);
+    const resumed = await pipelineOf(shared, tools).resume('t', { answers });
+    expect(outline(resumed)).toEqual([['w1', 'ok', undefined]]);
+    expect(runs).toEqual(['write b']);
+    await expect(pipelineOf(shared, tools).resume('t', { answers })).rejects.toMatchObject({ code: 'token_used' });
+    expect(runs).toEqual(['write b']);
+  });
+});
+
+it('a schema output without a JSON form does not break the journal', async () => {
+  const big = defineTool({ name: 'big', description: 'b', input: z.object({ n: z.string().transform((s) => BigInt(s)) }), execute: ({ n }) => String(n * 2n) });
+  const journal = memoryJournal();
+  const [result] = await createPipeline({ tools: [big], journal, approvalSecret: SECRET }).run([{ id: '1', name: 'big', args: { n: '21' } }], { turn: 't' });
+  expect(result?.content).toBe('42');
+  expect(outline(await createPipeline({ tools: [big], journal, approvalSecret: SECRET }).resume('t'))).toEqual([['1', 'ok', undefined]]);
+});
