@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { quickjsPayload } from './scripts/quickjsPayload.js';
 
 export default defineConfig({
   entry: {
@@ -7,8 +8,7 @@ export default defineConfig({
     openai: 'src/adapters/openai/index.ts',
     'ai-sdk': 'src/adapters/ai-sdk/index.ts',
     mcp: 'src/mcp/index.ts',
-    // The QuickJS runtime's worker thread, loaded by path from beside the bundle.
-    'quickjs-worker': 'src/ptc/quickjs/worker.ts',
+    quickjs: 'src/ptc/quickjs/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
@@ -19,6 +19,6 @@ export default defineConfig({
   // The subpath entries share the core through chunks, so `IncompleteArguments` and friends are one
   // class whichever entry a program imports first (also for CJS, where tsup calls this experimental).
   splitting: true,
-  // `import.meta.url` in the CommonJS build (the runtime finds its worker script and QuickJS's wasm by it).
-  shims: true,
+  // The QuickJS runtime's worker and wasm, embedded in dist/quickjs-payload.cjs (see the plugin).
+  esbuildPlugins: [quickjsPayload()],
 });

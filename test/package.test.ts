@@ -24,7 +24,7 @@ describe('the published package', () => {
 
     // Subpath exports, both module systems, sharing one core: a call the Anthropic adapter marks as
     // cut off (an IncompleteArguments from its chunk) is recognised by the main entry's intake.
-    for (const [subpath, name] of [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools']]) {
+    for (const [subpath, name] of [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime']]) {
       expect(node(['--input-type=module', '-e', `import { ${name} } from 'toolstream/${subpath}'; console.log(typeof ${name})`]).trim()).toBe('function');
       expect(node(['-e', `console.log(typeof require('toolstream/${subpath}').${name})`]).trim()).toBe('function');
     }
@@ -53,7 +53,7 @@ describe('the published package', () => {
       const a = require('toolstream/anthropic');
       const cjs = require('toolstream');
       const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });
-      const runtime = cjs.createQuickJSRuntime();
+      const runtime = require('toolstream/quickjs').createQuickJSRuntime();
       const [program] = await t.createPipeline({ tools: [add, cjs.runCodeTool({ runtime })] })
         .run([{ id: '1', name: 'run_code', args: { program: 'return await tools.add({ a: 1 })' } }]);
       await runtime.close();
@@ -63,14 +63,14 @@ describe('the published package', () => {
       console.log(program.content, configError instanceof t.ConfigError, new t.IncompleteArguments('x', '') instanceof cjs.IncompleteArguments, denied.error.code);`);
     expect(node(['--input-type=module', '-e', mixed]).trim().split('\n')).toEqual(['2 true true restricted', 'incomplete_args']);
 
-    // The QuickJS runtime finds its worker script and wasm beside the bundle, in both module systems.
+    // The QuickJS runtime (its worker and wasm embedded in the build), in both module systems.
     const program = (load: string) => `${load}
       const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });
-      const runtime = t.createQuickJSRuntime();
+      const runtime = q.createQuickJSRuntime();
       const pipeline = t.createPipeline({ tools: [add, t.runCodeTool({ runtime })] });
       pipeline.run([{ id: '1', name: 'run_code', args: { program: 'const n: number = await tools.add({ a: 2 }); return n * 2' } }])
         .then(([result]) => { console.log(result.content); return runtime.close(); });`;
-    expect(node(['--input-type=module', '-e', program("const [t, zod] = await Promise.all([import('toolstream'), import('zod')]);")]).trim()).toBe('6');
-    expect(node(['--input-type=commonjs', '-e', program("const t = require('toolstream'), zod = require('zod');")]).trim()).toBe('6');
+    expect(node(['--input-type=module', '-e', program("const [t, q, zod] = await Promise.all([import('toolstream'), import('toolstream/quickjs'), import('zod')]);")]).trim()).toBe('6');
+    expect(node(['--input-type=commonjs', '-e', program("const t = require('toolstream'), q = require('toolstream/quickjs'), zod = require('zod');")]).trim()).toBe('6');
   }, 90_000);
 });
