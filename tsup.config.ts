@@ -12,7 +12,8 @@ export default defineConfig({
   },
   format: ['esm', 'cjs'],
   dts: true,
-  sourcemap: true,
+  // None in the package: they would point at sources it does not ship. The output is unminified ESM and CJS.
+  sourcemap: false,
   clean: true,
   target: 'node20',
   treeshake: true,
