@@ -1,4 +1,6 @@
+import { promisify } from 'node:util';
 import type { ResourceLimits } from 'node:worker_threads';
+import { brotliDecompress } from 'node:zlib';
 import { ConfigError } from '../../errors.js';
 import { isCount, isPositiveDuration, MAX_TIMER_MS } from '../../internal/validate.js';
 import type { CodeRunRequest, CodeRunResult, CodeRuntime } from '../types.js';
@@ -207,6 +209,11 @@ let compiled: Promise<WebAssembly.Module> | undefined;
 
 /** QuickJS's WebAssembly, compiled once per process and shared by every worker. */
 function compiledQuickJS(): Promise<WebAssembly.Module> {
-  compiled ??= Promise.resolve().then(() => WebAssembly.compile(payload.wasmBytes()));
+  compiled ??= Promise.resolve()
+    .then(async () => {
+      const { bytes, brotli } = payload.wasm();
+      return brotli ? new Uint8Array(await promisify(brotliDecompress)(bytes)) : bytes;
+    })
+    .then((bytes) => WebAssembly.compile(bytes));
   return compiled;
 }
