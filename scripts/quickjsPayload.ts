@@ -17,7 +17,7 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import { build, type Plugin } from 'esbuild';
 
 /** The payload's file name, beside the build's output. */
-export const PAYLOAD_FILE = 'quickjs-payload.cjs';
+const PAYLOAD_FILE = 'quickjs-payload.cjs';
 
 const WORKER = 'src/ptc/quickjs/worker.ts';
 const RUNTIME = 'src/ptc/quickjs/createQuickJSRuntime.ts';
