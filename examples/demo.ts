@@ -21,7 +21,6 @@ import { z } from 'zod';
 import {
   askTools,
   createPipeline,
-  createQuickJSRuntime,
   defineTool,
   pathSandbox,
   runCodeTool,
@@ -30,6 +29,7 @@ import {
   type ToolContext,
   type ToolResult,
 } from '../src/index.js';
+import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '../src/adapters/anthropic/index.js';
 
 const flags = new Set(process.argv.slice(2));
