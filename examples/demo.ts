@@ -54,7 +54,7 @@ async function* replay(file: string): AsyncIterable<RawMessageStreamEvent> {
 async function* live(): AsyncIterable<RawMessageStreamEvent> {
   const client = new Anthropic();
   yield* await client.messages.create({
-    model: process.env['ANTHROPIC_MODEL'] ?? 'claude-sonnet-4-5',
+    model: process.env['ANTHROPIC_MODEL'] ?? 'claude-sonnet-4-6',
     max_tokens: 1024,
     stream: true,
     tools: toAnthropicTools(pipeline),

@@ -76,7 +76,7 @@ export interface AnthropicTurn {
  * const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Summarise the TODOs in notes/' }];
  * for (let step = 0; step < 20; step++) {
  *   const stream = await client.messages.create({
- *     model: 'claude-sonnet-4-5', max_tokens: 4096, tools: toAnthropicTools(pipeline), messages, stream: true,
+ *     model: 'claude-sonnet-4-6', max_tokens: 4096, tools: toAnthropicTools(pipeline), messages, stream: true,
  *   });
  *   const turn = await runAnthropicTurn(pipeline, stream);
  *   messages.push(...turn.messages);
