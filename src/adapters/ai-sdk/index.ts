@@ -1,7 +1,8 @@
 /**
  * `toolstream/ai-sdk`: run the tool calls of a Vercel AI SDK (v6) `streamText` call with a toolstream
  * pipeline, and hand the results back as the SDK's tool message. `runAISDKTurn` does one turn of an
- * agent loop; `toAISDKTools` gives `streamText` the pipeline's tools without `execute`.
+ * agent loop; `toAISDKTools` gives `streamText` the pipeline's tools without `execute`;
+ * `toAISDKToolOutputChunks` completes the tool parts `useChat` shows.
  *
  * @example
  * ```ts
@@ -24,3 +25,4 @@ export { toAISDKTools } from './toAISDKTools.js';
 export { fromAISDKStream } from './fromAISDKStream.js';
 export type { AISDKStreamPart } from './fromAISDKStream.js';
 export { toAISDKToolMessage } from './toAISDKToolMessage.js';
+export { toAISDKToolOutputChunks } from './toAISDKToolOutputChunks.js';

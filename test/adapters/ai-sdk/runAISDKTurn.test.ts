@@ -2,8 +2,8 @@ import { streamText, type ModelMessage } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { runAISDKTurn, toAISDKTools } from '../../../src/adapters/ai-sdk/index.js';
-import { createPipeline, defineTool, toolSchemas } from '../../../src/index.js';
+import { runAISDKTurn, toAISDKToolOutputChunks, toAISDKTools } from '../../../src/adapters/ai-sdk/index.js';
+import { createPipeline, defineTool, denyTools, IncompleteArguments, toolSchemas } from '../../../src/index.js';
 import { finish, recordingTools, type ModelPart } from './helpers.js';
 
 /** A model that answers its n-th call with the n-th list of parts, and records the prompts it got. */
@@ -92,5 +92,23 @@ describe('runAISDKTurn', () => {
       expect((tool.inputSchema as { jsonSchema: unknown }).jsonSchema).toEqual(schema.inputSchema);
     }
     expect(Object.getPrototypeOf(set)).toBe(Object.prototype);
+  });
+
+  it('toAISDKToolOutputChunks: output-available with the content for ok, output-error with the text for any other; cut-off calls left out', async () => {
+    const { tools } = recordingTools();
+    const pipeline = createPipeline({ tools: [...tools], pre: [denyTools(['add'], 'not now')] });
+    const results = await pipeline.run([
+      { id: 'c1', name: 'read_file', args: { path: 'a.txt' } },
+      { id: 'c2', name: 'add', args: { a: 1, b: 2 } },
+      { id: 'c3', name: 'read_file', args: { path: 7 } },
+      { id: 'c4', name: 'read_file', args: new IncompleteArguments('max_tokens', '{"pa') },
+    ]);
+    const content = (id: string) => results.find((r) => r.id === id)!.content;
+    expect(toAISDKToolOutputChunks(results)).toEqual([
+      { type: 'tool-output-available', toolCallId: 'c1', output: 'contents of a.txt' },
+      { type: 'tool-output-error', toolCallId: 'c2', errorText: content('c2') },
+      { type: 'tool-output-error', toolCallId: 'c3', errorText: content('c3') },
+    ]);
+    expect(content('c2')).toContain('not now');
   });
 });
