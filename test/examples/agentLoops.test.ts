@@ -93,6 +93,20 @@ const bearer = (request: ReceivedRequest) => request.headers['authorization'];
 const chatId = (k: number) => `call_Loop${String(k).padStart(2, '0')}AgentTranscript`;
 const INSTRUCTIONS = expect.stringContaining('Paths are relative to the workspace root');
 
+/** Chat Completions, as the OpenAI SDK and the AI SDK's OpenAI provider speak it. */
+const CHAT_WIRE: Omit<Loop, 'script'> = {
+  transcripts: 'openai-chat',
+  path: '/v1/chat/completions',
+  env: openAIEnv,
+  apiKeyOf: bearer,
+  callId: chatId,
+  steps: chatSteps,
+  tools: (body) => (body['tools'] as Json[]).map((t) => t['function']['name']),
+  first: (body) => body['messages'],
+  wellFormed: chatWellFormed,
+  errorFlag: false,
+};
+
 const LOOPS: Record<string, Loop> = {
   anthropic: {
     script: 'examples/agents/anthropic.ts',
@@ -132,19 +146,7 @@ const LOOPS: Record<string, Loop> = {
     },
     errorFlag: true,
   },
-  'openai-chat': {
-    script: 'examples/agents/openai-chat.ts',
-    transcripts: 'openai-chat',
-    path: '/v1/chat/completions',
-    env: openAIEnv,
-    apiKeyOf: bearer,
-    callId: chatId,
-    steps: chatSteps,
-    tools: (body) => (body['tools'] as Json[]).map((t) => t['function']['name']),
-    first: (body) => body['messages'],
-    wellFormed: chatWellFormed,
-    errorFlag: false,
-  },
+  'openai-chat': { script: 'examples/agents/openai-chat.ts', ...CHAT_WIRE },
   'openai-responses': {
     script: 'examples/agents/openai-responses.ts',
     transcripts: 'openai-responses',
@@ -172,19 +174,7 @@ const LOOPS: Record<string, Loop> = {
     errorFlag: false,
   },
   // The AI SDK with its OpenAI provider (Chat Completions), on the same recorded Chat responses.
-  'ai-sdk': {
-    script: 'examples/agents/ai-sdk.ts',
-    transcripts: 'openai-chat',
-    path: '/v1/chat/completions',
-    env: openAIEnv,
-    apiKeyOf: bearer,
-    callId: chatId,
-    steps: chatSteps,
-    tools: (body) => (body['tools'] as Json[]).map((t) => t['function']['name']),
-    first: (body) => body['messages'],
-    wellFormed: chatWellFormed,
-    errorFlag: false,
-  },
+  'ai-sdk': { script: 'examples/agents/ai-sdk.ts', ...CHAT_WIRE },
 };
 
 let server: ReplayServer | undefined;

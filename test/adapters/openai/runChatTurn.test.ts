@@ -1,63 +1,14 @@
-import { readFile } from 'node:fs/promises';
-import OpenAI from 'openai';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { Stream } from 'openai/streaming';
 import { from } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { runOpenAIChatTurn, toOpenAIChatTools } from '../../../src/adapters/openai/index.js';
-import { createPipeline, defineTool, SourceError } from '../../../src/index.js';
+import { runOpenAIChatTurn } from '../../../src/adapters/openai/index.js';
+import { SourceError } from '../../../src/index.js';
 import { streamedResponse } from '../streamedResponse.js';
 import { calls, chunk, finish, first, more, recordingTools } from './helpers.js';
 
-const CHAT_SSE = await readFile(new URL('../../fixtures/streams/openai-chat-gpt4o-parallel-tool-calls.sse.txt', import.meta.url), 'utf8');
-
-const weather = defineTool({
-  name: 'GetWeatherArgs',
-  description: 'Current weather in a city',
-  input: z.object({ city: z.string(), country: z.string(), units: z.enum(['c', 'f']) }),
-  mode: 'parallel',
-  execute: ({ city }) => `${city}: 12°C`,
-});
-const stockPrice = defineTool({
-  name: 'get_stock_price',
-  description: 'Latest price of a stock',
-  input: z.object({ ticker: z.string(), exchange: z.string() }),
-  mode: 'parallel',
-  execute: ({ ticker }) => `${ticker}: 227.52 USD`,
-});
-
 describe('runOpenAIChatTurn', () => {
-  it('through the real client: the raw create({ stream: true }) stream, read once for calls and message', async () => {
-    const fetch = async () => streamedResponse(CHAT_SSE);
-    const client = new OpenAI({ apiKey: 'sk-test', baseURL: 'http://openai.test/v1', fetch, maxRetries: 0 });
-    const pipeline = createPipeline({ tools: [weather, stockPrice] });
-    const stream = await client.chat.completions.create({
-      model: 'gpt-4o',
-      messages: [{ role: 'user', content: 'Weather in Edinburgh and the AAPL price?' }],
-      tools: toOpenAIChatTools(pipeline),
-      stream: true,
-    });
-
-    const turn = await runOpenAIChatTurn(pipeline, stream);
-
-    expect(turn.message).toEqual({
-      role: 'assistant',
-      content: null,
-      tool_calls: [
-        { id: 'call_JMW1whyEaYG438VE1OIflxA2', type: 'function', function: { name: 'GetWeatherArgs', arguments: '{"city": "Edinburgh", "country": "GB", "units": "c"}' } },
-        { id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', type: 'function', function: { name: 'get_stock_price', arguments: '{"ticker": "AAPL", "exchange": "NASDAQ"}' } },
-      ],
-    });
-    expect(turn.toolMessages).toEqual([
-      { role: 'tool', tool_call_id: 'call_JMW1whyEaYG438VE1OIflxA2', content: 'Edinburgh: 12°C' },
-      { role: 'tool', tool_call_id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', content: 'AAPL: 227.52 USD' },
-    ]);
-    expect(turn.messages).toEqual([turn.message, ...turn.toolMessages]);
-    expect(turn).toMatchObject({ finishReason: 'tool_calls', done: false, text: '' });
-  });
-
   it('the last turn: the text, no tool_calls field (OpenAI rejects an empty list), done', async () => {
     const { pipeline } = recordingTools();
     const turn = await runOpenAIChatTurn(pipeline, from([chunk({ role: 'assistant', content: 'All ' }), chunk({ content: 'done.' }), finish('stop')]));
