@@ -1,7 +1,8 @@
 // An agent loop on OpenAI's Responses API: the model streams, each tool call runs as soon as its
 // arguments are done, the response's output items and one function_call_output per call go back,
 // until the model stops calling tools. The loop keeps the conversation itself (no
-// previous_response_id), so it also works with store: false and with servers that keep no responses.
+// previous_response_id), so it also works with servers that keep no responses, and with store: false
+// (for a reasoning model, add include: ['reasoning.encrypted_content'] so its reasoning items can go back).
 //
 //   npx tsx examples/agents/openai-responses.ts "Summarise the TODOs of the workspace in notes/summary.md"
 //

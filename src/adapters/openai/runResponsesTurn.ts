@@ -63,7 +63,8 @@ export interface OpenAIResponsesTurn {
  * exactly one output item, in order, and every call answered is among the output items sent back.
  *
  * An agent loop is then: request, `runOpenAIResponsesTurn`, push `turn.items`, stop when `turn.done` —
- * stateless, so it works with `store: false` and with servers that keep no responses. Pass `await
+ * stateless, so it works with servers that keep no responses and with `store: false` (where a reasoning
+ * model's reasoning items go back only with `include: ['reasoning.encrypted_content']`). Pass `await
  * client.responses.create({ …, stream: true })`, `client.responses.stream()` or any source
  * `fromOpenAIResponsesStream` takes.
  *
