@@ -1,3 +1,4 @@
+// examples/quick-start.ts
 import { createPipeline, defineTool } from 'toolstream';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';

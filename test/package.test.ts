@@ -160,7 +160,7 @@ describe('a fresh project that installs the tarball', () => {
     expect(example).toBeDefined();
     expect(readFileSync(path.join(root, 'examples/quick-start.ts'), 'utf8')).toBe(example); // the file the suite type-checks
     const lines = example!.split('\n');
-    const body = lines.findIndex((line) => !line.startsWith('import ') && line.trim() !== '');
+    const body = lines.findIndex((line) => !line.startsWith('import ') && !line.startsWith('//') && line.trim() !== '');
     writeFileSync(path.join(app, 'example.mts'), example!);
     // CommonJS has no top-level await: the same code, its body in an async function.
     writeFileSync(path.join(app, 'example.cts'), `${lines.slice(0, body).join('\n')}\nvoid (async () => {\n${lines.slice(body).join('\n')}\n})();\n`);
