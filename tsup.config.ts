@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { quickjsPayload } from './scripts/quickjsPayload.js';
 
 export default defineConfig({
   entry: {
@@ -7,18 +8,18 @@ export default defineConfig({
     openai: 'src/adapters/openai/index.ts',
     'ai-sdk': 'src/adapters/ai-sdk/index.ts',
     mcp: 'src/mcp/index.ts',
-    // The QuickJS runtime's worker thread, loaded by path from beside the bundle.
-    'quickjs-worker': 'src/ptc/quickjs/worker.ts',
+    quickjs: 'src/ptc/quickjs/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
-  sourcemap: true,
+  // None in the package: they would point at sources it does not ship. The output is unminified ESM and CJS.
+  sourcemap: false,
   clean: true,
   target: 'node20',
   treeshake: true,
   // The subpath entries share the core through chunks, so `IncompleteArguments` and friends are one
   // class whichever entry a program imports first (also for CJS, where tsup calls this experimental).
   splitting: true,
-  // `import.meta.url` in the CommonJS build (the runtime finds its worker script and QuickJS's wasm by it).
-  shims: true,
+  // The QuickJS runtime's worker and wasm, embedded in dist/quickjs-payload.cjs (see the plugin).
+  esbuildPlugins: [quickjsPayload()],
 });

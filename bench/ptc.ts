@@ -18,7 +18,8 @@
  * checked (values and statuses); a failed check exits non-zero.
  */
 import { z } from 'zod';
-import { createPipeline, createQuickJSRuntime, defineTool, runCodeTool, type ToolCall } from '../src/index.js';
+import { createPipeline, defineTool, runCodeTool, type ToolCall } from '../src/index.js';
+import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 import { collectGarbage, fmt, median, printHeader } from './common.js';
 
 const N = 1_000; // the runtime allows 1000 pending tool calls per program

@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { quickjsPayload } from '../scripts/quickjsPayload.js';
 
 /**
  * Builds the benches to `.bench/` (gitignored) with plain esbuild output, bundling the library straight
@@ -15,8 +16,6 @@ export default defineConfig({
     ptc: 'bench/ptc.ts',
     adapters: 'bench/adapters.ts',
     mcp: 'bench/mcp.ts',
-    // The QuickJS runtime loads its worker from beside the bundle that uses it.
-    'quickjs-worker': 'src/ptc/quickjs/worker.ts',
   },
   format: ['esm'],
   outDir: '.bench',
@@ -26,7 +25,9 @@ export default defineConfig({
   sourcemap: false,
   minify: false,
   keepNames: false,
-  splitting: false, // each bench is one self-contained file (the worker too)
+  splitting: false, // each bench is one self-contained file
+  // The QuickJS runtime's worker and wasm, as the published build embeds them (.bench/quickjs-payload.cjs).
+  esbuildPlugins: [quickjsPayload()],
   treeshake: false, // esbuild's own tree shaking; no rollup pass over the output
   clean: true,
 });

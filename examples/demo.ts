@@ -11,103 +11,30 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
-import { createInterface } from 'node:readline/promises';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap, toArray } from 'rxjs';
-import { z } from 'zod';
-import {
-  askTools,
-  createPipeline,
-  createQuickJSRuntime,
-  defineTool,
-  pathSandbox,
-  runCodeTool,
-  type Approver,
-  type ProgramOutput,
-  type ToolContext,
-  type ToolResult,
-} from '../src/index.js';
+import { createPipeline, runCodeTool, type ProgramOutput, type ToolResult } from '../src/index.js';
+import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '../src/adapters/anthropic/index.js';
+import { openWorkspace } from './workspace.js';
 
 const flags = new Set(process.argv.slice(2));
 const t0 = performance.now();
 const log = (text: string) => console.log(`[${(performance.now() - t0).toFixed(0).padStart(5)} ms] ${text}`);
 
-// --- a throwaway workspace with a few files ---
-const workspace = await mkdtemp(join(tmpdir(), 'toolstream-demo-'));
-await mkdir(join(workspace, 'notes'));
-await mkdir(join(workspace, 'src'));
-await writeFile(join(workspace, 'notes/todo.md'), '- TODO: write tests\n- TODO: ship it\n- TODO: tell people\n');
-await writeFile(join(workspace, 'src/app.ts'), 'export const greet = (name: string) => `hello ${name}`; // TODO: i18n\n');
-await writeFile(join(workspace, 'README.md'), '# demo workspace\n');
-
-// --- real local tools; each body logs when it runs ---
-async function traced<T>(ctx: ToolContext, name: string, body: () => Promise<T>): Promise<T> {
-  log(`  ▶ #${ctx.index} ${name} running`);
-  try {
-    return await body();
-  } finally {
-    log(`  ■ #${ctx.index} ${name} done`);
-  }
-}
-const at = (path: string) => resolve(workspace, path); // pathSandbox has made it absolute and kept it inside
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)); // a little latency, to see the overlap
-
-const tools = [
-  defineTool({
-    name: 'list_dir', description: 'List a directory', input: z.object({ path: z.string() }), mode: 'parallel',
-    execute: ({ path }, ctx) => traced(ctx, 'list_dir', async () => (await pause(300), readdir(at(path)))),
-  }),
-  defineTool({
-    name: 'read_file', description: 'Read a UTF-8 file', input: z.object({ path: z.string() }), mode: 'parallel',
-    execute: ({ path }, ctx) => traced(ctx, 'read_file', async () => (await pause(250), readFile(at(path), { encoding: 'utf8', signal: ctx.signal }))),
-  }),
-  defineTool({
-    name: 'search', description: 'Find lines containing a pattern', input: z.object({ pattern: z.string(), path: z.string() }),
-    mode: 'parallel',
-    execute: ({ pattern, path }, ctx) =>
-      traced(ctx, 'search', async () => {
-        const hits: string[] = [];
-        for (const file of await readdir(at(path), { recursive: true })) {
-          const text = await readFile(at(join(path, file)), 'utf8').catch(() => '');
-          text.split('\n').forEach((line, i) => line.includes(pattern) && hits.push(`${relative(workspace, at(join(path, file)))}:${i + 1}: ${line}`));
-        }
-        return hits.join('\n');
-      }),
-  }),
-  defineTool({
-    name: 'write_file', description: 'Write a file', input: z.object({ path: z.string(), content: z.string() }), mode: 'exclusive',
-    execute: ({ path, content }, ctx) =>
-      traced(ctx, 'write_file', async () => (await writeFile(at(path), content, { signal: ctx.signal }), `wrote ${content.length} characters`)),
-  }),
-];
-
-// --- approval: asked at the terminal; auto-approved with --yes or when nobody can answer ---
-const approve: Approver = async ({ tool, args, reasons }, signal) => {
-  const question = `approve ${tool.name} ${JSON.stringify(args)} (${reasons.join('; ')})?`;
-  if (flags.has('--yes') || !process.stdin.isTTY) {
-    log(`  ? ${question} → allowed once (${flags.has('--yes') ? '--yes' : 'not interactive'})`);
-    return 'allowed-once';
-  }
-  const prompt = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    const answer = await prompt.question(`  ? ${question} [y/N] `, { signal });
-    return /^y(es)?$/i.test(answer.trim()) ? 'allowed-once' : 'rejected';
-  } finally {
-    prompt.close();
-  }
-};
+// A throwaway workspace with a few files, and real local tools on it (examples/workspace.ts); each
+// body logs when it runs, and reads pause a little, to see them overlap. Writes ask for approval at
+// the terminal (auto-approved with --yes or when nobody can answer); paths stay inside the workspace.
+const workspace = await openWorkspace({ log, pauseMs: 250, yes: flags.has('--yes') });
 
 // Programs run in QuickJS on a worker thread; their tool calls go through this same pipeline.
 const runtime = createQuickJSRuntime({ timeoutMs: 20_000 });
 const pipeline = createPipeline({
-  tools: [...tools, runCodeTool({ runtime })],
+  tools: [...workspace.tools, runCodeTool({ runtime })],
   concurrency: 4,
-  pre: [pathSandbox({ root: workspace }), askTools(['write_file'], 'it writes to the workspace')],
-  approve,
+  pre: workspace.pre,
+  approve: workspace.approve,
 });
 
 // --- the model's stream: replayed, or live ---
@@ -128,7 +55,7 @@ async function* replay(file: string): AsyncIterable<RawMessageStreamEvent> {
 async function* live(): AsyncIterable<RawMessageStreamEvent> {
   const client = new Anthropic();
   yield* await client.messages.create({
-    model: process.env['ANTHROPIC_MODEL'] ?? 'claude-sonnet-4-5',
+    model: process.env['ANTHROPIC_MODEL'] ?? 'claude-sonnet-4-6',
     max_tokens: 1024,
     stream: true,
     tools: toAnthropicTools(pipeline),
@@ -187,5 +114,5 @@ try {
   );
 } finally {
   await runtime.close();
-  await rm(workspace, { recursive: true, force: true });
+  await workspace.close();
 }

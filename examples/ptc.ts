@@ -7,13 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import {
   createPipeline,
-  createQuickJSRuntime,
   defineTool,
   pathSandbox,
   ProgramError,
   runCodeTool,
   type ProgramOutput,
 } from '../src/index.js';
+import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

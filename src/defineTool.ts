@@ -151,7 +151,7 @@ export function defineTool<Input extends $ZodType, Output>(
     fail('name', '1-128 characters of letters, digits, "_", "-", "." or ":"', name);
   }
   if (typeof description !== 'string') fail('description', 'a string', description);
-  if (!isSchema(input)) fail('input', 'a zod 4 schema', input);
+  if (!isSchema(input)) fail('input', isZod3Schema(input) ? ZOD_3 : 'a zod 4 schema', input);
   if (mode !== 'parallel' && mode !== 'exclusive') fail('mode', '"parallel" or "exclusive"', mode);
   if (timeoutMs !== undefined && timeoutMs !== Infinity && !isPositiveDuration(timeoutMs)) {
     fail('timeoutMs', `1 to ${MAX_TIMER_MS} milliseconds (Node's longest timer), or Infinity for no limit`, timeoutMs);
@@ -167,4 +167,12 @@ export function defineTool<Input extends $ZodType, Output>(
 
 function isSchema(value: unknown): value is $ZodType {
   return typeof value === 'object' && value !== null && '_zod' in value;
+}
+
+/** What a zod 3 schema gets told: `zod` 3.x (and 3.25's root export) makes these. */
+const ZOD_3 = "a zod 4 schema, not a zod 3 one (toolstream needs zod 4: `npm i zod@^4.2`, then import z from 'zod')";
+
+/** A zod 3 schema: its definition in `_def`, no `_zod`. */
+function isZod3Schema(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && '_def' in value && typeof (value as { safeParse?: unknown }).safeParse === 'function';
 }

@@ -37,7 +37,8 @@ export class ConfigError extends TypeError {
       | 'openAICustomTools'
       | 'toOpenAIResponsesTools'
       | 'fromOpenAIResponsesStream'
-      | 'toOpenAIResponsesInput',
+      | 'toOpenAIResponsesInput'
+      | 'runOpenAIResponsesTurn',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,

@@ -76,14 +76,12 @@ export type { RetainedText, TextBudget } from './retain/textRetainer.js';
 export { toolSchemas } from './adapters/toolSchemas.js';
 export type { JsonSchema, ToolSchema } from './adapters/toolSchemas.js';
 
-// Programmatic tool calling
+// Programmatic tool calling (the QuickJS runtime is the subpath `toolstream/quickjs`)
 export { runCodeTool, ProgramError } from './ptc/runCodeTool.js';
 export type { ProgramOutput, RunCodeToolOptions } from './ptc/runCodeTool.js';
 export type { SubCallsOmitted, SubDispatch } from './ptc/subCallLog.js';
 export { describeTools } from './ptc/describeTools.js';
 export type { DescribeToolsOptions } from './ptc/describeTools.js';
-export { createQuickJSRuntime } from './ptc/quickjs/createQuickJSRuntime.js';
-export type { QuickJSRuntimeOptions } from './ptc/quickjs/createQuickJSRuntime.js';
 export type {
   CodeBinding,
   CodeFailure,

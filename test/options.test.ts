@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { z as zm } from 'zod/mini';
+import { z as z3 } from 'zod/v3';
 import { ConfigError, createPipeline, defineTool } from '../src/index.js';
 
 const ok = { name: 'ok', description: 'ok', input: z.object({}), execute: () => 1 };
@@ -21,6 +22,8 @@ describe('defineTool', () => {
     [{ ...ok, name: 'has space' }, /`name`.*received "has space"/],
     [{ ...ok, description: undefined }, /`description` must be a string; received undefined/],
     [{ ...ok, input: { parse() {} } }, /`input` must be a zod 4 schema; received an object/],
+    // A real zod 3 schema (zod 4 ships zod 3 as zod/v3), as a project with zod 3 installed makes one.
+    [{ ...ok, input: z3.object({ a: z3.string() }) }, /`input` must be a zod 4 schema, not a zod 3 one \(toolstream needs zod 4: `npm i zod@\^4.2`, then import z from 'zod'\); received an object/],
     [{ ...ok, mode: 'serial' }, /`mode` must be "parallel" or "exclusive"; received "serial"/],
     [{ ...ok, timeoutMs: 0 }, /`timeoutMs` must be 1 to 2147483647 milliseconds \(Node's longest timer\), or Infinity for no limit; received 0/],
     [{ ...ok, timeoutMs: 2 ** 31 }, /`timeoutMs`.*received 2147483648/], // Node would fire it after 1 ms

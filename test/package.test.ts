@@ -1,30 +1,84 @@
 import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+/*
+ * The package as a user gets it. One `npm pack` (its `prepack` builds dist/) serves every test here,
+ * so they share one file: the build writes dist/, which the other tests read.
+ */
 const root = fileURLToPath(new URL('..', import.meta.url));
-const node = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
+const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  version: string;
+  exports: Record<string, string | Record<string, Record<string, string>>>;
+  devDependencies: Record<string, string>;
+};
+const esbuild = createRequire(import.meta.url).resolve('esbuild/bin/esbuild');
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
-describe('the published package', () => {
-  it('builds, and its exports map serves ESM and CJS with the same named exports', () => {
-    execFileSync('npx', ['tsup', '--silent'], { cwd: root, stdio: 'pipe' });
+const run = (file: string, args: readonly string[], cwd: string): string =>
+  execFileSync(file, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+const node = (args: readonly string[], cwd = root): string => run(process.execPath, args, cwd);
+
+let work: string;
+let tarball: string;
+beforeAll(() => {
+  work = mkdtempSync(path.join(tmpdir(), 'toolstream-package-'));
+  run('npm', ['pack', '--silent', '--pack-destination', work], root);
+  tarball = path.join(work, `toolstream-${manifest.version}.tgz`);
+}, 180_000);
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the tarball', () => {
+  it('holds the build, the docs the README links to and the license; no source maps, no stubs', () => {
+    const files = run('tar', ['-tzf', tarball], work)
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => line.replace(/^package\//, ''));
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'docs/DESIGN.md', 'dist/quickjs-payload.cjs']));
+    expect(files.filter((file) => !/^(dist|docs)\//.test(file)).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+    expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
+    expect(files.filter((file) => file.includes('worker'))).toEqual([]); // the worker is inside the payload
+    // Every target of the exports map is shipped, and every declaration file declares something.
+    const targets = Object.values(manifest.exports).flatMap((entry) =>
+      typeof entry === 'string' ? [entry] : Object.values(entry).flatMap((conditions) => Object.values(conditions)),
+    );
+    for (const target of targets) expect(files).toContain(target.replace(/^\.\//, ''));
+    const extract = path.join(work, 'extracted');
+    mkdirSync(extract);
+    run('tar', ['-xzf', tarball, '-C', extract], work);
+    for (const file of files.filter((name) => /\.d\.c?ts$/.test(name))) {
+      expect(statSync(path.join(extract, 'package', file)).size, file).toBeGreaterThan(200);
+    }
+    const packed = JSON.parse(readFileSync(path.join(extract, 'package', 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(packed['dependencies']).toBeUndefined();
+
+    // The README's relative links lead to files the package holds.
+    const readme = readFileSync(path.join(extract, 'package', 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\((?!https?:|#)([^)#\s]+)/g)].map((match) => match[1]!);
+    expect(links.length).toBeGreaterThan(0);
+    for (const link of links) expect(files, link).toContain(path.posix.normalize(link));
+  });
+
+  // docs/DESIGN.md is the repository's own design, in step with the code; test/docs.test.ts checks it
+  // keeps every section of the shared design it started from.
+});
+
+describe('the built package, from the repository', () => {
+  it('serves ESM and CJS with the same named exports, subpaths sharing one core', () => {
     const esm = node(['--input-type=module', '-e', "import * as t from 'toolstream'; console.log(Object.keys(t).sort().join())"]);
     const cjs = node(['-e', "console.log(Object.keys(require('toolstream')).sort().join())"]);
     expect(esm.trim()).toBe(cjs.trim());
-    expect(esm.trim().split(',')).toEqual(expect.arrayContaining(['createPipeline', 'defineTool', 'executeTools', 'ConfigError']));
-    const run = node([
-      '--input-type=module',
-      '-e',
-      `import { createPipeline, defineTool } from 'toolstream'; import { z } from 'zod';
-       const t = defineTool({ name: 'x', description: 'x', input: z.object({}), execute: () => 'built' });
-       const [r] = await createPipeline({ tools: [t] }).run([{ id: '1', name: 'x', args: {} }]);
-       console.log(r.content);`,
-    ]);
-    expect(run.trim()).toBe('built');
+    expect(esm.trim().split(',')).toEqual(expect.arrayContaining(['createPipeline', 'defineTool', 'executeTools', 'ConfigError', 'runCodeTool']));
+    expect(esm.trim().split(',')).not.toContain('createQuickJSRuntime'); // it is toolstream/quickjs
 
     // Subpath exports, both module systems, sharing one core: a call the Anthropic adapter marks as
     // cut off (an IncompleteArguments from its chunk) is recognised by the main entry's intake.
-    for (const [subpath, name] of [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools']]) {
+    const subpaths = [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime']];
+    for (const [subpath, name] of subpaths) {
       expect(node(['--input-type=module', '-e', `import { ${name} } from 'toolstream/${subpath}'; console.log(typeof ${name})`]).trim()).toBe('function');
       expect(node(['-e', `console.log(typeof require('toolstream/${subpath}').${name})`]).trim()).toBe('function');
     }
@@ -53,7 +107,7 @@ describe('the published package', () => {
       const a = require('toolstream/anthropic');
       const cjs = require('toolstream');
       const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });
-      const runtime = cjs.createQuickJSRuntime();
+      const runtime = require('toolstream/quickjs').createQuickJSRuntime();
       const [program] = await t.createPipeline({ tools: [add, cjs.runCodeTool({ runtime })] })
         .run([{ id: '1', name: 'run_code', args: { program: 'return await tools.add({ a: 1 })' } }]);
       await runtime.close();
@@ -63,14 +117,75 @@ describe('the published package', () => {
       console.log(program.content, configError instanceof t.ConfigError, new t.IncompleteArguments('x', '') instanceof cjs.IncompleteArguments, denied.error.code);`);
     expect(node(['--input-type=module', '-e', mixed]).trim().split('\n')).toEqual(['2 true true restricted', 'incomplete_args']);
 
-    // The QuickJS runtime finds its worker script and wasm beside the bundle, in both module systems.
+    // The built worker (bundled sucrase and trace-mapping) strips types and maps an error to the
+    // program's own line and column, in both module systems.
     const program = (load: string) => `${load}
       const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });
-      const runtime = t.createQuickJSRuntime();
+      const runtime = q.createQuickJSRuntime();
       const pipeline = t.createPipeline({ tools: [add, t.runCodeTool({ runtime })] });
-      pipeline.run([{ id: '1', name: 'run_code', args: { program: 'const n: number = await tools.add({ a: 2 }); return n * 2' } }])
-        .then(([result]) => { console.log(result.content); return runtime.close(); });`;
-    expect(node(['--input-type=module', '-e', program("const [t, zod] = await Promise.all([import('toolstream'), import('zod')]);")]).trim()).toBe('6');
-    expect(node(['--input-type=commonjs', '-e', program("const t = require('toolstream'), zod = require('zod');")]).trim()).toBe('6');
+      pipeline.run([
+        { id: '1', name: 'run_code', args: { program: 'const n: number = await tools.add({ a: 2 }); return n * 2' } },
+        { id: '2', name: 'run_code', args: { program: 'const n = 1;\\nconst s: any = undefined;\\nreturn s.length' } },
+      ]).then(([ok, failed]) => { console.log(ok.content, /at line 3, column 9$/m.test(failed.content)); return runtime.close(); });`;
+    const load = "const [t, q, zod] = await Promise.all([import('toolstream'), import('toolstream/quickjs'), import('zod')]);";
+    expect(node(['--input-type=module', '-e', program(load)]).trim()).toBe('6 true');
+    expect(node(['--input-type=commonjs', '-e', program("const t = require('toolstream'), q = require('toolstream/quickjs'), zod = require('zod');")]).trim()).toBe('6 true');
   }, 90_000);
+});
+
+describe('a fresh project that installs the tarball', () => {
+  let app: string;
+  beforeAll(() => {
+    app = path.join(work, 'app');
+    mkdirSync(app);
+    writeFileSync(path.join(app, 'package.json'), `${JSON.stringify({ name: 'app', version: '1.0.0', private: true }, null, 2)}\n`);
+    // What the README's install line says, with the versions this repository tests against.
+    const deps = ['rxjs', 'zod'].map((name) => `${name}@${manifest.devDependencies[name]}`);
+    run('npm', ['install', tarball, ...deps, '--prefer-offline', '--no-audit', '--no-fund', '--silent'], app);
+  }, 180_000);
+
+  it('pulls nothing but toolstream, rxjs (with tslib) and zod; the core never loads the QuickJS runtime', () => {
+    const modules = path.join(app, 'node_modules');
+    const installed = readdirSync(modules)
+      .filter((name) => !name.startsWith('.'))
+      .flatMap((name) => (name.startsWith('@') ? readdirSync(path.join(modules, name)).map((inner) => `${name}/${inner}`) : [name]));
+    expect(installed.sort()).toEqual(['rxjs', 'toolstream', 'tslib', 'zod']);
+    const loaded = node(['-e', "require('toolstream'); console.log(Object.keys(require.cache).filter((file) => /quickjs/i.test(file)).length)"], app);
+    expect(loaded.trim()).toBe('0');
+  });
+
+  it("runs the README's example, type-checked against the published types, as ESM and as CommonJS", () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const example = /## Example\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    expect(readFileSync(path.join(root, 'examples/quick-start.ts'), 'utf8')).toBe(example); // the file the suite type-checks
+    const lines = example!.split('\n');
+    const body = lines.findIndex((line) => !line.startsWith('import ') && !line.startsWith('//') && line.trim() !== '');
+    writeFileSync(path.join(app, 'example.mts'), example!);
+    // CommonJS has no top-level await: the same code, its body in an async function.
+    writeFileSync(path.join(app, 'example.cts'), `${lines.slice(0, body).join('\n')}\nvoid (async () => {\n${lines.slice(body).join('\n')}\n})();\n`);
+    const types = path.join(root, 'node_modules', '@types');
+    const compilerOptions = { module: 'NodeNext', target: 'ES2022', strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, types: ['node'], typeRoots: [types] };
+    writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.mts', 'example.cts'] }));
+    run(process.execPath, [tsc, '-p', '.'], app); // throws with the compiler's errors
+    const expected = `call_1 ok ${readFileSync(path.join(app, 'package.json'), 'utf8').length}\ncall_2 error invalid_args\n`;
+    expect(node(['example.mjs'], app)).toBe(expected);
+    expect(node(['example.cjs'], app)).toBe(expected);
+  }, 60_000);
+
+  it('runs an app that uses run_code from its esbuild bundle alone, without node_modules, as ESM and as CommonJS', () => {
+    copyFileSync(path.join(root, 'examples/bundled-app.ts'), path.join(app, 'bundled-app.ts'));
+    const bare = path.join(work, 'bare');
+    mkdirSync(bare);
+    for (const [format, file] of [['esm', 'app.mjs'], ['cjs', 'app.cjs']] as const) {
+      run(esbuild, ['bundled-app.ts', '--bundle', '--platform=node', `--format=${format}`, `--outfile=out/${file}`, '--log-level=warning'], app);
+      copyFileSync(path.join(app, 'out', file), path.join(bare, file));
+    }
+    expect(readdirSync(bare).sort()).toEqual(['app.cjs', 'app.mjs']);
+    expect(existsSync(path.join(bare, '..', 'node_modules'))).toBe(false);
+    expect(() => createRequire(path.join(bare, 'x.js')).resolve('toolstream')).toThrow();
+    for (const file of ['app.mjs', 'app.cjs']) {
+      expect(node([file], bare), file).toBe('ok {"sums":[11,12,13],"total":36}\n');
+    }
+  }, 60_000);
 });

@@ -1,3 +1,4 @@
+// examples/readme/approver.ts
 // The README's approver, run with a stand-in for the terminal prompt that answers "y" to reads only.
 import assert from 'node:assert/strict';
 import { z } from 'zod';

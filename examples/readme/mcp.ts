@@ -1,3 +1,4 @@
+// examples/readme/mcp.ts
 // The README's MCP example, run against an in-memory MCP server with two GitHub-like tools.
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -1,3 +1,4 @@
+// examples/readme/policies.ts
 // The README's policy example, run: large writes are asked about, shell calls too, a sandbox keeps paths in.
 import assert from 'node:assert/strict';
 import { z } from 'zod';

@@ -13,7 +13,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   createPipeline,
-  createQuickJSRuntime,
   defineTool,
   runCodeTool,
   type PostPolicy,
@@ -23,6 +22,7 @@ import {
   type ToolCall,
   type ToolContext,
 } from '../../src/index.js';
+import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
 import { renderValue } from '../../src/internal/renderContent.js';
 import { BodyMonitor } from '../support/monitor.js';
 

@@ -6,7 +6,6 @@ import {
   askTools,
   ConfigError,
   createPipeline,
-  createQuickJSRuntime,
   defineTool,
   denyTools,
   pathSandbox,
@@ -18,6 +17,7 @@ import {
   type ProgramOutput,
   type ToolResult,
 } from '../../src/index.js';
+import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
 import { resolvePipelineOptions } from '../../src/options.js';
 import { SubCalls } from '../../src/ptc/subCalls.js';
 

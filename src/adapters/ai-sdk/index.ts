@@ -1,18 +1,28 @@
 /**
  * `toolstream/ai-sdk`: run the tool calls of a Vercel AI SDK (v6) `streamText` call with a toolstream
- * pipeline, and hand the results back as the SDK's tool message.
+ * pipeline, and hand the results back as the SDK's tool message. `runAISDKTurn` does one turn of an
+ * agent loop; `toAISDKTools` gives `streamText` the pipeline's tools without `execute`;
+ * `toAISDKToolOutputChunks` completes the tool parts `useChat` shows.
  *
  * @example
  * ```ts
- * import { fromAISDKStream, toAISDKToolMessage } from 'toolstream/ai-sdk';
+ * import { streamText } from 'ai';
+ * import { runAISDKTurn, toAISDKTools } from 'toolstream/ai-sdk';
  *
- * const step = streamText({ model, tools, messages }); // tools without `execute`
- * const results = await pipeline.run(fromAISDKStream(step.fullStream));
- * messages.push(...(await step.response).messages.filter((m) => m.role === 'assistant'), toAISDKToolMessage(results));
+ * const tools = toAISDKTools(pipeline); // no `execute`: toolstream runs them
+ * for (let step = 0; step < 20; step++) {
+ *   const turn = await runAISDKTurn(pipeline, streamText({ model, tools, messages }));
+ *   messages.push(...turn.messages); // the assistant message, then one tool-result per call
+ *   if (turn.done) break;
+ * }
  * ```
  *
  * @module
  */
+export { runAISDKTurn } from './runAISDKTurn.js';
+export type { AISDKStep, AISDKTurn } from './runAISDKTurn.js';
+export { toAISDKTools } from './toAISDKTools.js';
 export { fromAISDKStream } from './fromAISDKStream.js';
 export type { AISDKStreamPart } from './fromAISDKStream.js';
 export { toAISDKToolMessage } from './toAISDKToolMessage.js';
+export { toAISDKToolOutputChunks } from './toAISDKToolOutputChunks.js';

@@ -85,12 +85,21 @@ import { ToolUseAssembler } from './toolUseAssembler.js';
  * ```
  */
 export function fromAnthropicStream(events: AnthropicEventSource): Observable<ToolCall> {
+  return readAnthropicCalls(events);
+}
+
+/**
+ * `fromAnthropicStream`, with `onEvent` shown every event as it is read, before the calls it completes
+ * are emitted (`runAnthropicTurn` assembles the assistant message from the same events). Internal.
+ */
+export function readAnthropicCalls(events: AnthropicEventSource, onEvent?: (event: AnthropicStreamEvent) => void): Observable<ToolCall> {
   return new Observable<ToolCall>((subscriber) => {
     const assembler = new ToolUseAssembler((call) => subscriber.next(call));
     const reader = new SourceReader<AnthropicStreamEvent>(
       events,
       {
         next: (event) => {
+          onEvent?.(event);
           const failure = assembler.push(event);
           if (failure !== undefined) subscriber.error(failure);
         },

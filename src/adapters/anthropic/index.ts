@@ -1,20 +1,27 @@
 /**
  * The Anthropic Messages adapter (`toolstream/anthropic`): a model's streamed tool calls into the
- * pipeline, its results back into the next user message, and the pipeline's tools into the request.
+ * pipeline, its results back into the next user message, and the pipeline's tools into the request;
+ * `runAnthropicTurn` does one turn of an agent loop (the calls, the assistant message, the results).
  * Uses only types from `@anthropic-ai/sdk`: the SDK is not needed at run time.
  *
  * @example
  * ```ts
- * import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from 'toolstream/anthropic';
+ * import { runAnthropicTurn, toAnthropicTools } from 'toolstream/anthropic';
  *
- * const stream = client.messages.stream({ model, max_tokens: 1024, tools: toAnthropicTools(pipeline), messages });
- * const results = await pipeline.run(fromAnthropicStream(stream));
- * messages.push({ role: 'assistant', content: (await stream.finalMessage()).content }, toAnthropicToolResults(results));
+ * for (let step = 0; step < 20; step++) {
+ *   const stream = await client.messages.create({ model, max_tokens: 4096, tools: toAnthropicTools(pipeline), messages, stream: true });
+ *   const turn = await runAnthropicTurn(pipeline, stream); // the calls run while the model streams
+ *   messages.push(...turn.messages); // the assistant message, then one tool_result per tool_use
+ *   if (turn.done) break;
+ * }
  * ```
  *
  * @module
  */
 export { fromAnthropicStream } from './fromAnthropicStream.js';
+export { runAnthropicTurn } from './runAnthropicTurn.js';
+export type { AnthropicTurn } from './runAnthropicTurn.js';
+export type { AnthropicAssistantMessage } from './assistantMessage.js';
 export { toAnthropicToolResults } from './toAnthropicToolResults.js';
 export type { AnthropicToolResultMessage } from './toAnthropicToolResults.js';
 export { toAnthropicTools } from './toAnthropicTools.js';

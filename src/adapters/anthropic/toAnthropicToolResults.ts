@@ -28,8 +28,9 @@ export interface AnthropicToolResultMessage {
  *
  * Each block is `{ type: 'tool_result', tool_use_id: result.id, content: result.content, is_error }`,
  * where `is_error` is `true` for every result that is not `ok` (errors, denials, cancellations): their
- * `content` is the message written for the model, so it can correct itself. Do not call it with no
- * results: Anthropic rejects a message without content.
+ * `content` is the message written for the model, so it can correct itself. Do not send it for a
+ * batch without results: Anthropic rejects a message without content (`runAnthropicTurn` adds it only
+ * when there are calls).
  *
  * @param results The results of one batch, as `pipeline.run()` resolves them (or as the operator
  *   emitted them, collected).

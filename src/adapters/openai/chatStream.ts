@@ -65,13 +65,26 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
 export function fromOpenAIChatStream(
   chunks: AsyncIterable<ChatCompletionChunk> | Observable<ChatCompletionChunk>,
 ): Observable<ToolCall> {
+  return readOpenAIChatCalls(chunks);
+}
+
+/**
+ * `fromOpenAIChatStream`, with `onChunk` shown every chunk as it is read, before the calls it completes
+ * are emitted (`runOpenAIChatTurn` assembles the assistant message's text from the same chunks). Internal.
+ */
+export function readOpenAIChatCalls(
+  chunks: AsyncIterable<ChatCompletionChunk> | Observable<ChatCompletionChunk>,
+  onChunk?: (chunk: ChatCompletionChunk) => void,
+): Observable<ToolCall> {
   return new Observable<ToolCall>((subscriber) => {
     const assembler = new ChatToolCallAssembler((call) => {
       if (!subscriber.closed) subscriber.next(call);
     });
     const reader = new SourceReader(chunks, {
       next: (chunk) => {
-        if (!subscriber.closed) assembler.push(chunk);
+        if (subscriber.closed) return;
+        onChunk?.(chunk);
+        assembler.push(chunk);
       },
       complete: () => {
         assembler.end();
@@ -114,11 +127,8 @@ class ChatToolCallAssembler {
     if (!isObject(chunk)) return;
     // The completion's id, on every chunk (Azure's filter-results chunk has `id: ""`).
     this.#turn = turnId(chunk.id) ?? this.#turn;
-    const choices: unknown = chunk.choices;
-    if (!Array.isArray(choices)) return;
-    // Choice 0: matched by its index (with n > 1 a chunk may carry only other choices).
-    const choice: unknown = choices.find((c: unknown) => isObject(c) && (c['index'] ?? 0) === 0);
-    if (!isObject(choice)) return;
+    const choice = firstChoice(chunk);
+    if (choice === undefined) return;
     const delta = choice['delta'];
     const fragments = isObject(delta) ? delta['tool_calls'] : undefined;
     if (Array.isArray(fragments)) {
@@ -168,6 +178,17 @@ class ChatToolCallAssembler {
       if (typeof fn.arguments === 'string') open.args += fn.arguments;
     }
   }
+}
+
+/**
+ * Choice 0 of a chunk, matched by its index (with n > 1 a chunk may carry only other choices), or
+ * `undefined` when the chunk has none. Read defensively: the chunk is untrusted input.
+ */
+export function firstChoice(chunk: unknown): Record<string, unknown> | undefined {
+  const choices = isObject(chunk) ? chunk['choices'] : undefined;
+  if (!Array.isArray(choices)) return undefined;
+  const choice: unknown = choices.find((c: unknown) => isObject(c) && (c['index'] ?? 0) === 0);
+  return isObject(choice) ? choice : undefined;
 }
 
 /**

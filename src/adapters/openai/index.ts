@@ -1,10 +1,11 @@
 /**
  * `toolstream/openai` — OpenAI adapters: model streams in, tool results out, tools offered.
  *
- * Chat Completions: {@link fromOpenAIChatStream}, {@link toOpenAIChatToolMessages},
- * {@link toOpenAIChatTools}. Responses API: {@link fromOpenAIResponsesStream},
- * {@link toOpenAIResponsesInput}, {@link toOpenAIResponsesTools}, and {@link openAICustomTools} for
- * tools the model calls with free-form text.
+ * Chat Completions: {@link runOpenAIChatTurn} (one turn of an agent loop), {@link fromOpenAIChatStream},
+ * {@link toOpenAIChatToolMessages}, {@link toOpenAIChatTools}. Responses API:
+ * {@link runOpenAIResponsesTurn}, {@link fromOpenAIResponsesStream}, {@link toOpenAIResponsesInput},
+ * {@link toOpenAIResponsesTools}, and {@link openAICustomTools} for tools the model calls with
+ * free-form text.
  *
  * Only the `openai` SDK's types are used (no runtime import): the SDK is an optional peer dependency,
  * and any source of the same chunk or event shapes works.
@@ -12,22 +13,29 @@
  * @example
  * ```ts
  * import { createPipeline } from 'toolstream';
- * import { fromOpenAIChatStream, toOpenAIChatTools, toOpenAIChatToolMessages } from 'toolstream/openai';
+ * import { runOpenAIChatTurn, toOpenAIChatTools } from 'toolstream/openai';
  *
  * const pipeline = createPipeline({ tools });
- * const stream = client.chat.completions.stream({ model: 'gpt-4o', messages, tools: toOpenAIChatTools(pipeline) });
- * const results = await pipeline.run(fromOpenAIChatStream(stream));
- * messages.push(await stream.finalMessage(), ...toOpenAIChatToolMessages(results));
+ * for (let step = 0; step < 20; step++) {
+ *   const stream = await client.chat.completions.create({ model: 'gpt-4.1', messages, tools: toOpenAIChatTools(pipeline), stream: true });
+ *   const turn = await runOpenAIChatTurn(pipeline, stream); // the calls run while the model streams
+ *   messages.push(...turn.messages); // the assistant message, then one tool message per call
+ *   if (turn.done) break;
+ * }
  * ```
  *
  * @module
  */
 
 // Chat Completions
+export { runOpenAIChatTurn } from './runChatTurn.js';
+export type { OpenAIChatTurn } from './runChatTurn.js';
 export { fromOpenAIChatStream } from './chatStream.js';
 export { toOpenAIChatToolMessages, toOpenAIChatTools } from './chatFormat.js';
 
 // Responses API
+export { runOpenAIResponsesTurn } from './runResponsesTurn.js';
+export type { OpenAIResponsesTurn, OpenAIResponsesTurnOptions } from './runResponsesTurn.js';
 export { fromOpenAIResponsesStream } from './responsesStream.js';
 export { toOpenAIResponsesInput, toOpenAIResponsesTools } from './responsesFormat.js';
 export { OpenAIResponsesStreamError } from './errors.js';

@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
-import { customOption, type OpenAIResponsesOptions } from './customTools.js';
+import { customOption, type OpenAICustomTools, type OpenAIResponsesOptions } from './customTools.js';
 import { ResponsesCallAssembler } from './responsesCallAssembler.js';
 
 /**
@@ -87,7 +87,19 @@ export function fromOpenAIResponsesStream(
   events: AsyncIterable<ResponseStreamEvent> | Observable<ResponseStreamEvent>,
   options?: OpenAIResponsesOptions,
 ): Observable<ToolCall> {
-  const custom = customOption('fromOpenAIResponsesStream', options);
+  return readOpenAIResponsesCalls(events, customOption('fromOpenAIResponsesStream', options));
+}
+
+/**
+ * `fromOpenAIResponsesStream` with the free-form tools already checked, and `onEvent` shown every event
+ * as it is read, before the calls it completes are emitted (`runOpenAIResponsesTurn` collects the
+ * output items from the same events). Internal.
+ */
+export function readOpenAIResponsesCalls(
+  events: AsyncIterable<ResponseStreamEvent> | Observable<ResponseStreamEvent>,
+  custom: OpenAICustomTools | undefined,
+  onEvent?: (event: ResponseStreamEvent) => void,
+): Observable<ToolCall> {
   return new Observable<ToolCall>((subscriber) => {
     const assembler = new ResponsesCallAssembler(custom, (call) => {
       if (!subscriber.closed) subscriber.next(call);
@@ -95,6 +107,7 @@ export function fromOpenAIResponsesStream(
     const reader = new SourceReader(events, {
       next: (event) => {
         if (subscriber.closed) return;
+        onEvent?.(event);
         const end = assembler.push(event);
         if (end === undefined) return;
         // The response is over: let go of the source without aborting it (see the TSDoc above).

@@ -1,11 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { ResourceLimits } from 'node:worker_threads';
+import { brotliDecompress } from 'node:zlib';
 import { ConfigError } from '../../errors.js';
 import { isCount, isPositiveDuration, MAX_TIMER_MS } from '../../internal/validate.js';
 import type { CodeRunRequest, CodeRunResult, CodeRuntime } from '../types.js';
 import { checkRequest } from './checkRequest.js';
+import payload from './payload.js';
 import { WorkerSlot, type Job } from './workerSlot.js';
 
 /**
@@ -67,12 +67,14 @@ const MiB = 2 ** 20;
  * (`maxPendingArgsChars`, code `pending_args_too_large`), and their number (1000, code
  * `too_many_calls`) — each a `ToolCallError` inside the program, the host function never called — and
  * its console output and return value (`maxLogChars`, `maxValueChars`).
- * Idle workers do not keep the process alive; `close()` releases them.
+ * Idle workers do not keep the process alive; `close()` releases them. Import it from `toolstream/quickjs`.
  *
  * @throws {ConfigError} for an invalid option.
  *
  * @example
  * ```ts
+ * import { createQuickJSRuntime } from 'toolstream/quickjs';
+ *
  * const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });
  * const result = await runtime.run({
  *   program: 'const rows: number[] = await db.query({ sql: "select 1" }); return rows.length;',
@@ -184,7 +186,7 @@ class QuickJSPool implements CodeRuntime {
       (wasm) => {
         this.spawns.delete(spawn);
         if (this.closed) return;
-        const slot = new WorkerSlot(workerEntry(), { wasm, memoryLimitBytes, maxLogChars, maxValueChars, maxArgsChars, maxPendingArgsChars }, resourceLimits, () => this.pump());
+        const slot = new WorkerSlot(payload.workerCode, { wasm, memoryLimitBytes, maxLogChars, maxValueChars, maxArgsChars, maxPendingArgsChars }, resourceLimits, () => this.pump());
         this.slots.push(slot);
         this.pump();
       },
@@ -207,22 +209,11 @@ let compiled: Promise<WebAssembly.Module> | undefined;
 
 /** QuickJS's WebAssembly, compiled once per process and shared by every worker. */
 function compiledQuickJS(): Promise<WebAssembly.Module> {
-  compiled ??= readFile(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')).then((bytes) =>
-    WebAssembly.compile(bytes),
-  );
+  compiled ??= Promise.resolve()
+    .then(async () => {
+      const { bytes, brotli } = payload.wasm();
+      return brotli ? new Uint8Array(await promisify(brotliDecompress)(bytes)) : bytes;
+    })
+    .then((bytes) => WebAssembly.compile(bytes));
   return compiled;
-}
-
-/**
- * The worker's script: beside the built bundle, or — running from source, as in the tests — the
- * TypeScript file itself, compiled on load by tsx's CommonJS hook (a development dependency).
- */
-function workerEntry(): ConstructorParameters<typeof WorkerSlot>[0] {
-  const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    const register = createRequire(here).resolve('tsx/cjs/api');
-    const file = fileURLToPath(new URL('./worker.ts', here));
-    return { code: `require(${JSON.stringify(register)}).register(); require(${JSON.stringify(file)});` };
-  }
-  return { url: new URL(here.endsWith('.cjs') ? './quickjs-worker.cjs' : './quickjs-worker.js', here) };
 }

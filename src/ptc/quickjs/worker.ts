@@ -1,7 +1,8 @@
 /**
  * The worker thread of the QuickJS runtime: runs one program at a time, each on a fresh QuickJS module
  * with its own fixed-size WebAssembly memory (the memory limit), prepared while the worker is idle.
- * Written without `import.meta`, so it loads as ESM, as CommonJS, and from source in tests.
+ * Written without `import.meta`: the build bundles it into one CommonJS script that the runtime evaluates
+ * in each worker (scripts/quickjsPayload.ts); the tests load it from source through tsx.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import releaseSync from '@jitl/quickjs-wasmfile-release-sync';

@@ -41,8 +41,8 @@ export class WorkerSlot {
   alive = true;
 
   constructor(
-    /** The worker's script: a file, or source code to evaluate. */
-    entry: { readonly url: URL } | { readonly code: string },
+    /** The worker's script, evaluated as CommonJS (nothing is loaded by path, so a bundled app works). */
+    code: string,
     setup: Omit<WorkerSetup, 'stop'>,
     resourceLimits: ResourceLimits | undefined,
     private readonly onIdle: (slot: WorkerSlot) => void,
@@ -52,11 +52,11 @@ export class WorkerSlot {
     const workerData: WorkerSetup = { ...setup, stop };
     // No inherited flags: the host's (`--input-type`, loaders) are not the worker's business.
     const options = { workerData, resourceLimits, execArgv: [] };
-    this.worker = 'code' in entry ? new Worker(entry.code, { ...options, eval: true }) : new Worker(entry.url, options);
+    this.worker = new Worker(code, { ...options, eval: true });
     this.worker.unref();
     this.worker.on('message', (message: FromWorker) => this.receive(message));
-    this.worker.on('error', (error) => this.died(`it failed: ${error.message}`));
-    this.worker.on('exit', (code) => this.died(`it exited with code ${code}`));
+    this.worker.on('error', (error) => this.died(diedOf(error)));
+    this.worker.on('exit', (exitCode) => this.died(`(it exited with code ${exitCode}).`));
   }
 
   get busy(): boolean {
@@ -151,7 +151,7 @@ export class WorkerSlot {
   private died(why: string): void {
     if (!this.alive) return;
     this.alive = false;
-    this.end({ logs: [], failure: { kind: 'worker-exit', message: `The program's worker thread stopped (${why}). It may have used too much host memory; a fresh worker runs the next program.` } });
+    this.end({ logs: [], failure: { kind: 'worker-exit', message: `The program's worker thread stopped ${why} A fresh worker runs the next program.` } });
   }
 
   private end(result: CodeRunResult): void {
@@ -169,6 +169,16 @@ export class WorkerSlot {
   private post(message: ToWorker): void {
     this.worker.postMessage(message);
   }
+}
+
+/**
+ * Why a worker failed. Only Node's own out-of-memory termination is blamed on the program; anything else
+ * (a worker script that failed to load, say) is reported as it is, never as a memory problem.
+ */
+function diedOf(error: Error): string {
+  const { code } = error as { code?: unknown };
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return `(${error.message}): the program made it hold too much host memory (console output, tool calls, its value).`;
+  return `(it failed: ${error.name}: ${error.message}).`;
 }
 
 /** The worker checked the value's JSON (QuickJS's own `JSON.stringify`); it is parsed here. */

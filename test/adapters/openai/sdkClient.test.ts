@@ -6,6 +6,7 @@ import { z } from 'zod';
 import {
   fromOpenAIChatStream,
   fromOpenAIResponsesStream,
+  runOpenAIChatTurn,
   toOpenAIChatToolMessages,
   toOpenAIChatTools,
   toOpenAIResponsesInput,
@@ -61,6 +62,19 @@ const getWeather = defineTool({
 });
 
 describe('with the real SDK client', () => {
+  /** The raw Stream of chat.completions.create({ stream: true }) over the recorded gpt-4o response. */
+  const rawChatStream = async () => {
+    const { client } = clientAnswering(CHAT_SSE);
+    const pipeline = createPipeline({ tools: [weather, stockPrice] });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'Weather in Edinburgh and the AAPL price?' }],
+      tools: toOpenAIChatTools(pipeline),
+      stream: true,
+    });
+    return { pipeline, stream };
+  };
+
   it('chat.completions.stream(): tools offered, calls run, finalMessage() still resolves', async () => {
     const { client, requests } = clientAnswering(CHAT_SSE);
     const pipeline = createPipeline({ tools: [weather, stockPrice] });
@@ -81,16 +95,30 @@ describe('with the real SDK client', () => {
   });
 
   it('chat.completions.create({ stream: true }): the raw Stream', async () => {
-    const { client } = clientAnswering(CHAT_SSE);
-    const pipeline = createPipeline({ tools: [weather, stockPrice] });
-    const stream = await client.chat.completions.create({
-      model: 'gpt-4o',
-      messages: [{ role: 'user', content: 'Weather in Edinburgh and the AAPL price?' }],
-      tools: toOpenAIChatTools(pipeline),
-      stream: true,
-    });
+    const { pipeline, stream } = await rawChatStream();
     const results = await pipeline.run(fromOpenAIChatStream(stream));
     expect(results.map((r) => r.content)).toEqual(['Edinburgh: 12°C', 'AAPL: 227.52 USD']);
+  });
+
+  it('runOpenAIChatTurn over the raw create({ stream: true }) stream: read once, for the calls and the assistant message', async () => {
+    const { pipeline, stream } = await rawChatStream();
+
+    const turn = await runOpenAIChatTurn(pipeline, stream);
+
+    expect(turn.message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_JMW1whyEaYG438VE1OIflxA2', type: 'function', function: { name: 'GetWeatherArgs', arguments: '{"city": "Edinburgh", "country": "GB", "units": "c"}' } },
+        { id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', type: 'function', function: { name: 'get_stock_price', arguments: '{"ticker": "AAPL", "exchange": "NASDAQ"}' } },
+      ],
+    });
+    expect(turn.toolMessages).toEqual([
+      { role: 'tool', tool_call_id: 'call_JMW1whyEaYG438VE1OIflxA2', content: 'Edinburgh: 12°C' },
+      { role: 'tool', tool_call_id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', content: 'AAPL: 227.52 USD' },
+    ]);
+    expect(turn.messages).toEqual([turn.message, ...turn.toolMessages]);
+    expect(turn).toMatchObject({ finishReason: 'tool_calls', done: false, text: '' });
   });
 
   const call = functionCall('fc_1', 'call_1', 'get_weather', '{"location":"Paris"}');

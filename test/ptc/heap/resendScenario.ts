@@ -6,7 +6,8 @@
  * each call ended with, and how much the main thread's heap grew (after GC) while holding the results.
  */
 import { z } from 'zod';
-import { createPipeline, createQuickJSRuntime, defineTool, runCodeTool, type ProgramOutput } from '../../../src/index.js';
+import { createPipeline, defineTool, runCodeTool, type ProgramOutput } from '../../../src/index.js';
+import { createQuickJSRuntime } from '../../../src/ptc/quickjs/index.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');

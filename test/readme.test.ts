@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Every TypeScript or JavaScript block of the README is taken from a file of the repository: its first
+ * line, `// <path>`, names the file, and the rest of its lines appear in that file in the same order
+ * (indentation aside), so the README shows code that exists. `tsc --noEmit` type-checks the files (the
+ * tsconfig includes `examples`); this test runs those under `examples/readme/` — each checks its own
+ * outcome with `node:assert` — and checks that a test runs each of the others (the agent loops run
+ * against a replay server, the quick start from the packed package).
+ */
+const root = process.cwd();
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const CODE = new Set(['ts', 'typescript', 'js', 'javascript', 'tsx', 'mjs', 'cjs']);
+
+interface Block {
+  readonly line: number;
+  readonly file: string | undefined;
+  readonly body: readonly string[];
+}
+
+function codeBlocks(text: string): Block[] {
+  const lines = text.split('\n');
+  const found: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\w*)\s*$/.exec(lines[i]!);
+    if (open === null) continue;
+    let end = i + 1;
+    while (end < lines.length && !/^```\s*$/.test(lines[end]!)) end++;
+    if (CODE.has(open[1]!)) {
+      const [first = '', ...body] = lines.slice(i + 1, end);
+      const file = /^\/\/ ((?:examples|src|bench)\/[\w./-]+)$/.exec(first.trim())?.[1];
+      found.push({ line: i + 2, file, body });
+    }
+    i = end;
+  }
+  return found;
+}
+
+const significant = (lines: readonly string[]) => lines.map((line) => line.trim()).filter((line) => line !== '');
+const blocks = codeBlocks(readme);
+const files = [...new Set(blocks.flatMap((block) => (block.file === undefined ? [] : [block.file])))];
+const runHere = files.filter((file) => file.startsWith('examples/readme/') && file.endsWith('.ts'));
+const tsx = createRequire(import.meta.url).resolve('tsx/cli');
+const exec = promisify(execFile);
+
+describe('the README', () => {
+  it('has no code block that does not name the file it comes from', () => {
+    const loose = blocks.filter((block) => block.file === undefined).map((block) => `README.md:${block.line}: ${block.body[0] ?? ''}`);
+    expect(loose).toEqual([]);
+    for (const file of files) expect(existsSync(join(root, file)), file).toBe(true);
+  });
+
+  it('shows only lines its files hold, in their order', () => {
+    for (const block of blocks.filter((b) => b.file !== undefined)) {
+      const source = significant(readFileSync(join(root, block.file!), 'utf8').split('\n'));
+      let at = 0;
+      for (const line of significant(block.body)) {
+        const found = source.indexOf(line, at);
+        expect(found, `README.md:${block.line}: ${block.file} has no line "${line}" after its line ${at}`).toBeGreaterThanOrEqual(0);
+        at = found + 1;
+      }
+    }
+  });
+
+  it('names only files that a test runs', () => {
+    const tests = readdirSync(join(root, 'test'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('readme.test.ts'))
+      .map((file) => readFileSync(join(root, 'test', file), 'utf8'))
+      .join('\n');
+    const examples = runHere.map((file) => readFileSync(join(root, file), 'utf8')).join('\n');
+    for (const file of files.filter((file) => !runHere.includes(file))) {
+      const name = file.split('/').pop()!;
+      expect(tests.includes(name) || examples.includes(name), `${file} is shown in the README but nothing runs it`).toBe(true);
+    }
+  });
+
+  it.each(runHere)('runs %s', async (file) => {
+    // It exits 0 only if its own assertions held.
+    await exec(process.execPath, [tsx, resolve(root, file)], { cwd: root, timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+  });
+});
