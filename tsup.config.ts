@@ -7,6 +7,7 @@ export default defineConfig({
     openai: 'src/adapters/openai/index.ts',
     'ai-sdk': 'src/adapters/ai-sdk/index.ts',
     mcp: 'src/mcp/index.ts',
+    sqlite: 'src/durable/sqlite/index.ts',
     // The QuickJS runtime's worker thread, loaded by path from beside the bundle.
     'quickjs-worker': 'src/ptc/quickjs/worker.ts',
   },
