@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { sqliteJournal, SqliteJournalError } from '../../../src/durable/sqlite/index.js';
-import { ConfigError } from '../../../src/index.js';
+import { ConfigError, createPipeline, defineTool } from '../../../src/index.js';
 import { journalStoreContract } from '../journalStoreContract.js';
 
 const dirs: string[] = [];
@@ -84,5 +85,16 @@ describe('sqliteJournal', () => {
     journals[0]!.append('t', [{ kind: 'started', index: 0, at: 1 }]);
     for (const journal of journals) expect(journal.read('t')).toHaveLength(1);
     for (const journal of journals) journal.close();
+  });
+
+  it('a journal closed while a turn runs fails the run, and does not crash the process', async () => {
+    // The lease is renewed every leaseMs / 3 while the body runs; on a closed database the renewal
+    // throws at once — which escaped as an uncaught exception before it was caught like a rejection.
+    const journal = sqliteJournal({ path: fresh() });
+    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 60)) });
+    const pipeline = createPipeline({ tools: [slow], journal, approvalSecret: 'a secret that is long enough to sign with', leaseMs: 15 });
+    const running = pipeline.run([{ id: '1', name: 'slow', args: {} }], { turn: 't' });
+    setTimeout(() => journal.close(), 20);
+    await expect(running).rejects.toThrow(/not open/);
   });
 });
