@@ -77,8 +77,8 @@ export interface SqliteJournal extends JournalStore {
  * requests answered by other workers, a resume after a crash or a deploy.
  *
  * The file is in WAL mode: readers never wait, and a write waits for another process's write
- * (`busyTimeoutMs`) instead of failing. `append` is one transaction (all its entries or none); taking a
- * lease and consuming an approval are single statements, atomic across processes. A process killed at
+ * (`busyTimeoutMs`) instead of failing. `append` is one statement (one row: all its entries or none);
+ * taking a lease and consuming an approval are single statements too, atomic across processes. A process killed at
  * any moment leaves the file intact, and every `append` that returned is kept (with `synchronous:
  * 'full'`, through a power loss as well).
  *
@@ -109,8 +109,8 @@ export function sqliteJournal(options: SqliteJournalOptions): SqliteJournal {
     throw error;
   }
 
-  const insertEntry = db.prepare<[string, string]>('INSERT INTO entries (turn, entry) VALUES (?, ?)');
-  const selectEntries = db.prepare<[string], string>('SELECT entry FROM entries WHERE turn = ? ORDER BY seq').pluck();
+  const insertAppend = db.prepare<[string, string]>('INSERT INTO appends (turn, entries) VALUES (?, ?)');
+  const selectAppends = db.prepare<[string], string>('SELECT entries FROM appends WHERE turn = ? ORDER BY seq').pluck();
   // One statement: inserted when nobody holds the lease; renewed or taken over only by its owner or
   // once it has expired (changes is 0 otherwise).
   const takeLease = db.prepare<[{ turn: string; owner: string; until: number; now: number }]>(
@@ -120,20 +120,16 @@ export function sqliteJournal(options: SqliteJournalOptions): SqliteJournal {
   );
   const dropLease = db.prepare<[string, string]>('DELETE FROM leases WHERE turn = ? AND owner = ?');
   const useNonce = db.prepare<[string, string]>('INSERT INTO used_nonces (turn, nonce) VALUES (?, ?) ON CONFLICT DO NOTHING');
-  // IMMEDIATE: the write lock is taken (or waited for) when the transaction begins.
-  const appendAll = db.transaction((turn: string, texts: readonly string[]) => {
-    for (const text of texts) insertEntry.run(turn, text);
-  }).immediate;
 
   return Object.freeze({
     path,
     synchronous,
     append(turn: string, entries: readonly JournalEntry[]): void {
-      // Serialised before the transaction begins: an entry without a JSON form writes nothing.
-      appendAll(turn, entries.map((entry) => JSON.stringify(entry)));
+      // One row, one statement: all of the entries or none (serialised first: one without a JSON form writes nothing).
+      if (entries.length > 0) insertAppend.run(turn, JSON.stringify(entries));
     },
     read(turn: string): JournalEntry[] {
-      return selectEntries.all(turn).map((text) => JSON.parse(text) as JournalEntry);
+      return selectAppends.all(turn).flatMap((text) => JSON.parse(text) as JournalEntry[]);
     },
     lease(turn: string, owner: string, ms: number): boolean {
       const now = Date.now();
