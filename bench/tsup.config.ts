@@ -15,6 +15,7 @@ export default defineConfig({
     ptc: 'bench/ptc.ts',
     adapters: 'bench/adapters.ts',
     mcp: 'bench/mcp.ts',
+    journal: 'bench/journal.ts',
     // The QuickJS runtime loads its worker from beside the bundle that uses it.
     'quickjs-worker': 'src/ptc/quickjs/worker.ts',
   },
