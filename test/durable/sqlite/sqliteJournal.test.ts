@@ -22,7 +22,7 @@ for (const synchronous of ['normal', 'full'] as const) {
   journalStoreContract(`sqliteJournal({ synchronous: '${synchronous}' })`, () => {
     const path = fresh();
     return { store: sqliteJournal({ path, synchronous }), reopen: () => sqliteJournal({ path, synchronous }) };
-  });
+  }, { durable: true });
 }
 
 describe('sqliteJournal', () => {
