@@ -47,42 +47,73 @@ const stream = callsOf(STREAM);
 const streamFull = callsOf(STREAM_FULL);
 const toResume: ToolCall[] = [...callsOf(RESUMED - 1), { id: 'ask', name: 'approve', args: { x: -1 } }];
 
+/** What the pipeline asked of a store: appends, and the entries they carried. */
+interface Counts {
+  appends: number;
+  entries: number;
+}
+
 /** A store that counts what the pipeline asks of it. */
-function counted(store: JournalStore): JournalStore & { appends: number; entries: number } {
-  const counts = { appends: 0, entries: 0 };
-  return Object.assign(counts, {
-    append(turn: string, entries: readonly JournalEntry[]) {
+function counted(store: JournalStore, counts: Counts): JournalStore {
+  return {
+    append(turn, entries) {
       counts.appends++;
       counts.entries += entries.length;
       return store.append(turn, entries);
     },
-    read: (turn: string) => store.read(turn),
-    lease: (turn: string, owner: string, ms: number) => store.lease(turn, owner, ms),
-    release: (turn: string, owner: string) => store.release(turn, owner),
-    consume: (turn: string, nonce: string) => store.consume(turn, nonce),
-  });
+    read: (turn) => store.read(turn),
+    lease: (turn, owner, ms) => store.lease(turn, owner, ms),
+    release: (turn, owner) => store.release(turn, owner),
+    consume: (turn, nonce) => store.consume(turn, nonce),
+  };
 }
 
+/**
+ * A variant: a store (or none) and the pipelines on it. `renew()` gives it a new, empty store before a
+ * run of the long workloads, so no run pays for the garbage or the file of the runs before it (a
+ * memory journal keeps every turn: after a few 100k-call turns its heap slows every later GC).
+ */
 interface Store {
   readonly name: string;
-  readonly journal: (JournalStore & { appends: number; entries: number }) | undefined;
+  readonly durable: boolean;
+  readonly counts: Counts;
   /** No policies: the journal is the only difference from the baseline. */
-  readonly pipeline: Pipeline;
+  pipeline: Pipeline;
   /** For the resume: `approve` calls ask, and the approver suspends them. */
-  readonly asking: Pipeline;
-  readonly close: () => void;
+  asking: Pipeline;
+  renew(): void;
+  close(): void;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'toolstream-journal-bench-'));
-function storeOf(name: string, open: (() => JournalStore) | undefined): Store {
-  const raw = open?.();
-  const journal = raw === undefined ? undefined : counted(raw);
-  const durable = journal === undefined ? {} : { journal, approvalSecret: SECRET };
-  const pipeline = createPipeline({ tools: [noop, approve], concurrency: CONCURRENCY, ...durable });
-  const asking = createPipeline({ tools: [noop, approve], concurrency: CONCURRENCY, pre: [askTools(['approve'])], approve: suspendApprovals(), ...durable });
-  return { name, journal, pipeline, asking, close: () => void raw?.close?.() };
+function storeOf(name: string, open: ((n: number) => JournalStore) | undefined): Store {
+  let opened = 0;
+  let raw: JournalStore | undefined;
+  const counts: Counts = { appends: 0, entries: 0 };
+  const store: Store = {
+    name,
+    durable: open !== undefined,
+    counts,
+    pipeline: undefined as never,
+    asking: undefined as never,
+    renew() {
+      void raw?.close?.();
+      raw = open?.(opened++);
+      const durable = raw === undefined ? {} : { journal: counted(raw, counts), approvalSecret: SECRET };
+      store.pipeline = createPipeline({ tools: [noop, approve], concurrency: CONCURRENCY, ...durable });
+      store.asking = createPipeline({ tools: [noop, approve], concurrency: CONCURRENCY, pre: [askTools(['approve'])], approve: suspendApprovals(), ...durable });
+    },
+    close: () => void raw?.close?.(),
+  };
+  store.renew();
+  return store;
 }
-const sqlite = (synchronous: 'normal' | 'full') => () => sqliteJournal({ path: join(dir, `${synchronous}.db`), synchronous }) as SqliteJournal;
+/** A new file each time (the old one is removed): every run starts from an empty journal. */
+const sqlite = (synchronous: 'normal' | 'full') => (n: number) => {
+  const path = (k: number) => join(dir, `${synchronous}-${k}.db`);
+  for (const suffix of ['', '-wal', '-shm']) rmSync(path(n - 1) + suffix, { force: true });
+  return sqliteJournal({ path: path(n), synchronous }) as SqliteJournal;
+};
 const stores = [
   storeOf('no journal', undefined),
   storeOf('memoryJournal', () => memoryJournal()),
@@ -103,18 +134,19 @@ let turnIds = 0;
 const fresh = (label: string) => `${label} ${turnIds++}`;
 
 /** Runs `work` for every store, ROUNDS times after WARMUP, rotated; the medians in ms, and the counts per measured run. */
-async function measure(label: string, work: (store: Store) => Promise<number>, only: readonly Store[] = stores) {
+async function measure(label: string, work: (store: Store) => Promise<number>, only: readonly Store[] = stores, renew = false) {
   const times = new Map<string, number[]>(only.map((s) => [s.name, []]));
-  const counts = new Map<string, { appends: number; entries: number }>();
+  const counts = new Map<string, Counts>();
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
     for (let k = 0; k < only.length; k++) {
       const store = only[(k + round) % only.length]!;
+      if (renew) store.renew();
       collectGarbage();
-      const before = { appends: store.journal?.appends ?? 0, entries: store.journal?.entries ?? 0 };
+      const before = { ...store.counts };
       const elapsed = await work(store);
       if (round < WARMUP) continue;
       times.get(store.name)!.push(elapsed);
-      counts.set(store.name, { appends: (store.journal?.appends ?? 0) - before.appends, entries: (store.journal?.entries ?? 0) - before.entries });
+      counts.set(store.name, { appends: store.counts.appends - before.appends, entries: store.counts.entries - before.entries });
     }
   }
   return { label, medians: new Map([...times].map(([name, t]) => [name, median(t)])), times, counts };
@@ -128,7 +160,7 @@ async function main(): Promise<void> {
   const turns = await measure('10-call turns', async (store) => {
     const start = performance.now();
     for (let t = 0; t < TURNS; t++) {
-      const results = await store.pipeline.run(turn10, store.journal === undefined ? {} : { turn: fresh('ten') });
+      const results = await store.pipeline.run(turn10, store.durable ? { turn: fresh('ten') } : {});
       if (t === 0) check(`${store.name}, 10-call turn`, results, 10);
     }
     return (performance.now() - start) / TURNS;
@@ -143,10 +175,10 @@ async function main(): Promise<void> {
         store: s.name,
         'ms per turn': fmt(ms, 3),
         'min–max': `${fmt(Math.min(...turns.times.get(s.name)!), 3)}–${fmt(Math.max(...turns.times.get(s.name)!), 3)}`,
-        'adds ms': s.journal === undefined ? '—' : fmt(ms - base10, 3),
+        'adds ms': !s.durable ? '—' : fmt(ms - base10, 3),
         'ratio': fmt(ms / base10, 2),
-        'appends per turn': s.journal === undefined ? '—' : fmt(counts.appends / TURNS, 1),
-        'entries per turn': s.journal === undefined ? '—' : fmt(counts.entries / TURNS, 1),
+        'appends per turn': !s.durable ? '—' : fmt(counts.appends / TURNS, 1),
+        'entries per turn': !s.durable ? '—' : fmt(counts.entries / TURNS, 1),
       };
     }),
   );
@@ -154,13 +186,13 @@ async function main(): Promise<void> {
   // 2. One long turn: a stream of calls.
   const runStream = (calls: readonly ToolCall[]) => async (store: Store) => {
     const start = performance.now();
-    const results = await store.pipeline.run(calls, store.journal === undefined ? {} : { turn: fresh('stream') });
+    const results = await store.pipeline.run(calls, store.durable ? { turn: fresh('stream') } : {});
     const elapsed = performance.now() - start;
     check(`${store.name}, stream`, results, calls.length);
     return elapsed;
   };
-  const long = await measure(`${STREAM / 1000}k stream`, runStream(stream), stores.slice(0, 3));
-  const full = await measure(`${STREAM_FULL / 1000}k stream`, runStream(streamFull), [stores[3]!]);
+  const long = await measure(`${STREAM / 1000}k stream`, runStream(stream), stores.slice(0, 3), true);
+  const full = await measure(`${STREAM_FULL / 1000}k stream`, runStream(streamFull), [stores[3]!], true);
   const basePerCall = long.medians.get('no journal')! / STREAM;
   console.log(`\n## One durable turn of ${STREAM / 1000}k no-op calls (sqlite 'full': ${STREAM_FULL / 1000}k) (target ≥ 20k calls/s)`);
   console.table(
@@ -174,8 +206,8 @@ async function main(): Promise<void> {
         'calls/s': Math.round((n / ms) * 1000).toLocaleString('en-US'),
         'µs per call': fmt((ms * 1000) / n, 1),
         'ratio vs no journal': fmt(ms / n / basePerCall, 2),
-        'calls per append': s.journal === undefined ? '—' : fmt(n / counts.appends, 1),
-        'entries per append': s.journal === undefined ? '—' : fmt(counts.entries / counts.appends, 1),
+        'calls per append': !s.durable ? '—' : fmt(n / counts.appends, 1),
+        'entries per append': !s.durable ? '—' : fmt(counts.entries / counts.appends, 1),
       };
     }),
   );
@@ -197,6 +229,7 @@ async function main(): Promise<void> {
       return elapsed;
     },
     durableStores,
+    true,
   );
   console.log(`\n## Resuming a ${RESUMED}-call turn (${RESUMED - 1} replayed from the journal, one approved and run)`);
   console.table(
