@@ -24,7 +24,7 @@ describe('the published package', () => {
 
     // Subpath exports, both module systems, sharing one core: a call the Anthropic adapter marks as
     // cut off (an IncompleteArguments from its chunk) is recognised by the main entry's intake.
-    for (const [subpath, name] of [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools']]) {
+    for (const [subpath, name] of [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['sqlite', 'sqliteJournal']]) {
       expect(node(['--input-type=module', '-e', `import { ${name} } from 'toolstream/${subpath}'; console.log(typeof ${name})`]).trim()).toBe('function');
       expect(node(['-e', `console.log(typeof require('toolstream/${subpath}').${name})`]).trim()).toBe('function');
     }
