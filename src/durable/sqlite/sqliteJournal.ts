@@ -14,6 +14,12 @@ import { SqliteJournalError } from './sqliteJournalError.js';
  *   lose the last commits (never corrupt the file, never keep half of one).
  * - `'full'`: each commit is also synced to the disk (`fsync`) before `append` returns, so it survives
  *   a power loss or an operating-system crash too. Costs one sync per commit.
+ *
+ * @example
+ * ```ts
+ * const synchronous: SqliteSynchronous = process.env.JOURNAL_SYNC === 'full' ? 'full' : 'normal';
+ * const journal = sqliteJournal({ path: 'turns.db', synchronous });
+ * ```
  */
 export type SqliteSynchronous = 'normal' | 'full';
 
@@ -40,7 +46,7 @@ export interface SqliteJournalOptions {
   /**
    * How long a write waits for another process's write to end before it fails with `SQLITE_BUSY`
    * (SQLite's `busy_timeout`), 1 to 2³¹−1 ms. The wait blocks this thread (better-sqlite3 is
-   * synchronous); the journal's transactions are short, so waits are too.
+   * synchronous); the journal's writes are single short statements, so waits are short too.
    * @default 5000
    */
   readonly busyTimeoutMs?: number;
@@ -78,9 +84,9 @@ export interface SqliteJournal extends JournalStore {
  *
  * The file is in WAL mode: readers never wait, and a write waits for another process's write
  * (`busyTimeoutMs`) instead of failing. `append` is one statement (one row: all its entries or none);
- * taking a lease and consuming an approval are single statements too, atomic across processes. A process killed at
- * any moment leaves the file intact, and every `append` that returned is kept (with `synchronous:
- * 'full'`, through a power loss as well).
+ * taking a lease and consuming an approval are single statements too, atomic across processes. A
+ * process killed at any moment leaves the file intact, and every `append` that returned is kept
+ * (with `synchronous: 'full'`, through a power loss as well).
  *
  * @throws {ConfigError} for bad options. {@link SqliteJournalError} for a file of a newer schema or
  *   without WAL; better-sqlite3's `SqliteError` when the file cannot be opened.
