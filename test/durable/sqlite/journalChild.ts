@@ -12,9 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { sqliteJournal } from '../../../src/durable/sqlite/index.js';
 import { memoryJournal } from '../../../src/index.js';
@@ -36,9 +34,10 @@ switch (mode) {
   case 'drive': {
     const [dir, turn] = rest;
     // Warm, as a server is: the same turn once, in memory, so the kill window is the turn's, not the JIT's.
-    const scratch = mkdtempSync(join(tmpdir(), 'toolstream-warm-'));
+    // Its marks go beside the turn's, in the test's directory (removed with it, even if this is killed now).
+    const scratch = `${dir!}-warm-up`;
+    mkdirSync(scratch);
     await crashPipeline(memoryJournal(), scratch).run(crashTurn, { turn: 'warm-up' });
-    rmSync(scratch, { recursive: true, force: true });
     const pipeline = crashPipeline(journal, dir!);
     await go();
     await pipeline.run(crashTurn, { turn: turn! });
