@@ -9,8 +9,12 @@ import { z } from 'zod';
 import { askTools, createPipeline, defineTool, suspendApprovals, type JournalStore, type ToolCall } from '../../../src/index.js';
 
 export const SECRET = 'the secret of the real-process tests, 32+ bytes';
-/** Short, so a resume after a kill waits little for the dead driver's lease. */
-export const LEASE_MS = 60;
+/**
+ * Long, so no live driver loses its lease to a stall of a loaded machine (a lease that expires under a
+ * running driver lets another process in: what leases trade for liveness). The SIGKILL test moves its
+ * own clock past a dead driver's lease instead of waiting for it.
+ */
+export const LEASE_MS = 10_000;
 
 const input = z.object({ ms: z.number() });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
