@@ -9,6 +9,7 @@ export default defineConfig({
     'ai-sdk': 'src/adapters/ai-sdk/index.ts',
     mcp: 'src/mcp/index.ts',
     quickjs: 'src/ptc/quickjs/index.ts',
+    sqlite: 'src/durable/sqlite/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

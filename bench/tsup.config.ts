@@ -16,6 +16,7 @@ export default defineConfig({
     ptc: 'bench/ptc.ts',
     adapters: 'bench/adapters.ts',
     mcp: 'bench/mcp.ts',
+    journal: 'bench/journal.ts',
   },
   format: ['esm'],
   outDir: '.bench',

@@ -31,6 +31,7 @@ export class ConfigError extends TypeError {
       | 'resume'
       | 'pendingApprovals'
       | 'mcpTools'
+      | 'sqliteJournal'
       | 'createQuickJSRuntime'
       | 'runCodeTool'
       | 'describeTools'

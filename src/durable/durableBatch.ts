@@ -38,6 +38,8 @@ export interface GivenAnswer {
 export interface ResumePlan {
   readonly journaled: ReadonlyMap<number, JournaledCall>;
   readonly answers: ReadonlyMap<number, GivenAnswer>;
+  /** How many entries the journal held when it was read: more once the lease is taken means stale. */
+  readonly entries: number;
 }
 
 /**
@@ -83,7 +85,12 @@ export class DurableBatch {
       await store.release(this.turn, this.#owner);
       throw new DurableTurnError('turn_exists', `Turn ${JSON.stringify(this.turn)} has run already: resume it (pipeline.resume) instead of running it again.`);
     }
-    this.#renewal = setInterval(() => void Promise.resolve(store.lease(this.turn, this.#owner, leaseMs)).catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
+    // A resume was planned before its lease: another process may have driven the turn in between.
+    if (this.plan !== undefined && (await store.read(this.turn)).length !== this.plan.entries) {
+      await store.release(this.turn, this.#owner);
+      throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} was driven by another process while this resume was being planned; resume it again.`);
+    }
+    this.#renewal = setInterval(() => void Promise.resolve().then(() => store.lease(this.turn, this.#owner, leaseMs)).catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
     this.#renewal.unref();
   }
 

@@ -16,9 +16,11 @@ export function memoryJournal(): JournalStore {
   const used = new Set<string>();
   return {
     append(turn, entries) {
+      // Every entry is copied before any is kept: an entry without a JSON form keeps none (all or none).
+      const copies = entries.map((entry) => JSON.parse(JSON.stringify(entry)) as JournalEntry);
       let journal = turns.get(turn);
       if (journal === undefined) turns.set(turn, (journal = []));
-      for (const entry of entries) journal.push(JSON.parse(JSON.stringify(entry)) as JournalEntry);
+      for (const copy of copies) journal.push(copy);
     },
     read(turn) {
       return [...(turns.get(turn) ?? [])];

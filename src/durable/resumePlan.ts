@@ -16,7 +16,8 @@ export async function planResume(
   turn: string,
   answers: readonly ApprovalResponse[],
 ): Promise<{ readonly calls: readonly ToolCall[]; readonly plan: ResumePlan }> {
-  const journaled = foldTurn(await durable.store.read(turn));
+  const entries = await durable.store.read(turn);
+  const journaled = foldTurn(entries);
   if (journaled.size === 0) throw new DurableTurnError('turn_unknown', `The journal holds no turn ${JSON.stringify(turn)}.`);
   const byId = new Map([...journaled.values()].map((call) => [call.id, call]));
   const checked = new Map<number, GivenAnswer>();
@@ -44,7 +45,7 @@ export async function planResume(
     args: call.incomplete === undefined ? call.args : new IncompleteArguments(call.incomplete.reason, call.incomplete.partialText),
     turn,
   }));
-  return { calls, plan: { journaled, answers: checked } };
+  return { calls, plan: { journaled, answers: checked, entries: entries.length } };
 }
 
 /** The approvals a turn waits for, in call order. */
