@@ -13,6 +13,7 @@ import {
   type ToolCall,
   type ToolResult,
 } from '../../src/index.js';
+import { drive, ProcessView, tick } from '../support/crashes.js';
 
 const NUM_RUNS = Number(process.env['PROPERTY_RUNS'] ?? 500);
 const SECRET = 'the property tests sign with this long secret';
@@ -33,8 +34,6 @@ const turnSpec = fc.record({
   /** Per resume round: which pending approvals are answered, in what order, and how. */
   rounds: fc.array(fc.record({ pick: fc.array(fc.tuple(fc.nat(), fc.boolean()), { maxLength: 6 }), crashAfter: fc.nat({ max: 40 }), tighten: fc.option(fc.nat(), { nil: undefined }) }), { minLength: 1, maxLength: 4 }),
 });
-
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The world the turn's bodies act on, shared by every "process" (pipeline) that drives the turn. */
 class World {
@@ -69,56 +68,6 @@ const gates = (specs: readonly Spec[], deniedToday: ReadonlySet<number>): PrePol
     const gate = specs[i]!.gate;
     return gate === 'allow' ? undefined : { decision: gate };
   };
-
-/**
- * The journal, as seen by one process: `crash()` kills the process's view — every later call fails, as
- * a dead process writes nothing more — and the leases it held lapse, as they would on expiry.
- */
-class ProcessView implements JournalStore {
-  #dead = false;
-  readonly #owners = new Set<string>();
-  constructor(private readonly shared: JournalStore) {}
-  #alive(): void {
-    if (this.#dead) throw new Error('this process is dead');
-  }
-  append(turn: string, entries: Parameters<JournalStore['append']>[1]) {
-    this.#alive();
-    return this.shared.append(turn, entries);
-  }
-  read(turn: string) {
-    this.#alive();
-    return this.shared.read(turn);
-  }
-  lease(turn: string, owner: string, ms: number) {
-    this.#alive();
-    this.#owners.add(owner);
-    return this.shared.lease(turn, owner, ms);
-  }
-  release(turn: string, owner: string) {
-    this.#alive();
-    return this.shared.release(turn, owner);
-  }
-  consume(turn: string, nonce: string) {
-    this.#alive();
-    return this.shared.consume(turn, nonce);
-  }
-  crash(turn: string): void {
-    this.#dead = true;
-    for (const owner of this.#owners) void this.shared.release(turn, owner); // its lease lapses
-  }
-}
-
-/** Lets a "process" run for `ticks` ticks, then crashes it unless it finished. */
-async function drive(view: ProcessView, run: Promise<ToolResult[]>, ticks: number): Promise<ToolResult[] | 'crashed'> {
-  let outcome: ToolResult[] | 'failed' | undefined;
-  run.then((results) => (outcome = results), () => (outcome = 'failed'));
-  for (let i = 0; i < ticks && outcome === undefined; i++) await tick();
-  if (outcome === undefined || outcome === 'failed') {
-    view.crash('turn');
-    return 'crashed';
-  }
-  return outcome;
-}
 
 describe('durable turns (DESIGN.md invariants 1, 5, 8, 9) under random suspends, answers and crashes', () => {
   it('one final result per call in order; no non-idempotent body twice; nothing runs without an allow or an approval; a token works once; resuming never relaxes', async () => {
