@@ -181,13 +181,15 @@ export class DurableBatch {
 
   /**
    * The approver suspended `record`: its pending approval, with a signed token — the one issued before
-   * when a resume suspends it again (same arguments, not expired), else a new one, journaled.
+   * when a resume suspends it again (same arguments, not expired, not answered), else a new one, journaled.
    */
   #suspend(record: CallRecord): PendingApproval | undefined {
     try {
       const { tokens, approvalTtlMs } = this.durable;
       const hash = argsHash(record.args);
-      const previous = this.plan?.journaled.get(record.index)?.pending;
+      const journaled = this.plan?.journaled.get(record.index);
+      // A token already answered (an idempotent call that is run again after a crash) is used up.
+      const previous = journaled?.answered === undefined ? journaled?.pending : undefined;
       if (previous !== undefined && previous.expiresAt > Date.now()) {
         const claims = tokens.check(previous.token);
         if (typeof claims === 'object' && claims.argsHash === hash) return previous;
@@ -249,7 +251,11 @@ export class DurableBatch {
         this.#writer.write({ kind: 'approval_answered', index: request.index, answer: given.answer, at: Date.now() });
         return given.answer;
       }
-      if (plan.journaled.get(request.index)?.pending !== undefined) return 'suspend';
+      const call = plan.journaled.get(request.index);
+      // An answer journaled before admits the call it was given for, without asking again: one whose
+      // body never started (its process stopped in between).
+      if (call?.answered !== undefined && !call.started) return call.answered;
+      if (call?.pending !== undefined) return 'suspend';
       if (approve === undefined) throw new Error('no approver is configured');
       return approve(request, signal);
     };
@@ -261,10 +267,11 @@ function journaledResult(result: ToolResult): JournaledResult {
   const status = result.status as JournaledResult['status'];
   const base = { status, content: result.content, started: result.started };
   if (result.status === 'ok') {
+    const ok = result.streamed ? { ...base, streamed: true } : base;
     try {
-      return JSON.stringify(result.value) === undefined ? { ...base, valueOmitted: result.value !== undefined } : { ...base, value: result.value };
+      return JSON.stringify(result.value) === undefined ? { ...ok, valueOmitted: result.value !== undefined } : { ...ok, value: result.value };
     } catch {
-      return { ...base, valueOmitted: true };
+      return { ...ok, valueOmitted: true };
     }
   }
   return { ...base, error: errorOf(result.error) };
@@ -285,6 +292,6 @@ function replay(record: CallRecord, result: JournaledResult): void {
   record.replayed = true;
   record.started = result.started;
   record.content = result.content;
-  if (result.status === 'ok') record.succeed(result.value, false);
+  if (result.status === 'ok') record.succeed(result.value, result.streamed === true);
   else record.fail(result.status, result.error as ToolError);
 }

@@ -60,6 +60,8 @@ export interface JournaledResult {
   readonly status: Exclude<ResultStatus, 'suspended'>;
   readonly content: string;
   readonly value?: unknown;
+  /** The value is the items of a streamed output (`ToolResult.streamed`). */
+  readonly streamed?: boolean;
   readonly valueOmitted?: boolean;
   readonly error?: { readonly code: ToolErrorCode; readonly message: string };
   readonly started: boolean;

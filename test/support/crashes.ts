@@ -52,3 +52,5 @@ export async function drive(view: ProcessView, run: Promise<ToolResult[]>, ticks
   return outcome;
 }
 
+/** The nonce an approval token carries: what `consume` marks used (a test plays a process that consumed it). */
+export const nonceOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { nonce: string }).nonce;
