@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Subject } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -127,6 +129,11 @@ describe('programs in durable turns (QuickJS)', () => {
     expect(fresh).toEqual(['fetch']);
     expect(runs.filter((run) => run === 'read a')).toHaveLength(1);
   });
+
+  it("the README's example runs (examples/readme/durable-programs.ts)", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/readme/durable-programs.ts'], { encoding: 'utf8' });
+    expect(stdout).toContain('durable program: ok');
+  }, 60_000);
 });
 
 describe('programs in durable turns (scripted runtime)', () => {
