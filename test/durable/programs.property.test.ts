@@ -10,24 +10,19 @@ import {
   type AnyTool,
   type ApprovalResponse,
   type JournalStore,
-  type PrePolicy,
   type ProgramOutput,
   type ToolCall,
   type ToolResult,
 } from '../../src/index.js';
 import { drive, ProcessView, tick } from '../support/crashes.js';
+import { gatedToolSpec, gates, type GatedToolSpec } from '../support/gatedTools.js';
 import { scriptedRuntime, type Script } from './programsRuntime.js';
 
 const NUM_RUNS = Number(process.env['PROPERTY_RUNS'] ?? 500);
 const SECRET = 'the property tests sign with this long secret';
 
-const toolSpec = fc.record({
-  mode: fc.constantFrom('parallel', 'exclusive'),
-  idempotent: fc.boolean(),
-  gate: fc.constantFrom('allow', 'allow', 'deny', 'ask'),
-  steps: fc.nat({ max: 2 }),
-});
-type ToolSpec = { mode: 'parallel' | 'exclusive'; idempotent: boolean; gate: 'allow' | 'deny' | 'ask'; steps: number };
+const toolSpec = gatedToolSpec(2);
+type ToolSpec = GatedToolSpec;
 
 /** A program: steps, each a group of calls made at once (tools picked by number); later arguments depend on earlier results. */
 const programSpec = fc.array(fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 });
@@ -99,16 +94,6 @@ function script(k: number, steps: readonly (readonly number[])[], tools: number)
     return outcomes;
   };
 }
-
-/** Each tool's gate; `deniedToday` tightens a resume. */
-const gates = (specs: readonly ToolSpec[], deniedToday: ReadonlySet<number>): PrePolicy =>
-  function gates(ctx) {
-    if (ctx.call.name === 'run_code') return undefined;
-    const i = Number(ctx.call.name.slice(1));
-    if (deniedToday.has(i)) return { decision: 'deny', reason: 'denied today' };
-    const gate = specs[i]!.gate;
-    return gate === 'allow' ? undefined : { decision: gate };
-  };
 
 /** What the model sees of a result, and of a program its value. */
 const observed = (result: ToolResult) => (result.name === 'run_code' && result.status === 'ok' ? (result.value as ProgramOutput).value : [result.status, result.content]);

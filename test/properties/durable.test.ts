@@ -9,23 +9,18 @@ import {
   type AnyTool,
   type ApprovalResponse,
   type JournalStore,
-  type PrePolicy,
   type ToolCall,
   type ToolResult,
 } from '../../src/index.js';
 import { drive, ProcessView, tick } from '../support/crashes.js';
+import { gatedToolSpec, gates, type GatedToolSpec } from '../support/gatedTools.js';
 
 const NUM_RUNS = Number(process.env['PROPERTY_RUNS'] ?? 500);
 const SECRET = 'the property tests sign with this long secret';
 
 /** One call of a random turn. */
-const callSpec = fc.record({
-  mode: fc.constantFrom('parallel', 'exclusive'),
-  idempotent: fc.boolean(),
-  gate: fc.constantFrom('allow', 'allow', 'deny', 'ask'),
-  steps: fc.nat({ max: 3 }),
-});
-type Spec = { mode: 'parallel' | 'exclusive'; idempotent: boolean; gate: 'allow' | 'deny' | 'ask'; steps: number };
+const callSpec = gatedToolSpec(3);
+type Spec = GatedToolSpec;
 
 const turnSpec = fc.record({
   calls: fc.array(callSpec, { minLength: 1, maxLength: 8 }),
@@ -59,15 +54,6 @@ class World {
     );
   }
 }
-
-/** The turn's policy: each call's gate; `deniedToday` tightens a resume. */
-const gates = (specs: readonly Spec[], deniedToday: ReadonlySet<number>): PrePolicy =>
-  function gates(ctx) {
-    const i = Number(ctx.call.name.slice(1));
-    if (deniedToday.has(i)) return { decision: 'deny', reason: 'denied today' };
-    const gate = specs[i]!.gate;
-    return gate === 'allow' ? undefined : { decision: gate };
-  };
 
 describe('durable turns (DESIGN.md invariants 1, 5, 8, 9) under random suspends, answers and crashes', () => {
   it('one final result per call in order; no non-idempotent body twice; nothing runs without an allow or an approval; a token works once; resuming never relaxes', async () => {
