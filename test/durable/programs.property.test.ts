@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -14,7 +13,7 @@ import {
   type ToolCall,
   type ToolResult,
 } from '../../src/index.js';
-import { drive, ProcessView, tick } from '../support/crashes.js';
+import { arriving, drive, inTurnOrder, ProcessView, tick } from '../support/crashes.js';
 import { gatedToolSpec, gates, type GatedToolSpec } from '../support/gatedTools.js';
 import { scriptedRuntime, type Script } from './programsRuntime.js';
 
@@ -125,25 +124,12 @@ describe('durable programs (DESIGN.md invariants 1, 5, 8 and 9) under random sub
           });
           return { view, pipeline };
         };
-        let received: number | undefined;
-        const check = (results: readonly ToolResult[]) => {
-          received ??= results.length;
-          expect(results.map((r) => r.id)).toEqual(ids.slice(0, received));
-          expect(results.map((r) => r.index)).toEqual(ids.slice(0, received).map((_, i) => i));
-        };
+        const check = inTurnOrder(ids);
         let plain = true; // no crash, no rejection, no tightening: the outcome must be the run-at-once one
         const denials = new Map<number, Set<number>>(); // round → tools denied in it
 
         const first = processFor(new Set());
-        const source = new Subject<ToolCall>();
-        void (async () => {
-          for (const call of calls) {
-            await tick();
-            source.next(call);
-          }
-          source.complete();
-        })();
-        const firstOutcome = await drive(first.view, first.pipeline.run(source, { turn: 'turn' }), crashAfter);
+        const firstOutcome = await drive(first.view, first.pipeline.run(arriving(calls), { turn: 'turn' }), crashAfter);
         if (firstOutcome === 'crashed') plain = false;
         else check(firstOutcome);
         if ((await journal.read('turn')).length === 0) return; // it crashed before it received anything

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -12,7 +11,7 @@ import {
   type ToolCall,
   type ToolResult,
 } from '../../src/index.js';
-import { drive, ProcessView, tick } from '../support/crashes.js';
+import { arriving, drive, inTurnOrder, ProcessView, tick } from '../support/crashes.js';
 import { gatedToolSpec, gates, type GatedToolSpec } from '../support/gatedTools.js';
 
 const NUM_RUNS = Number(process.env['PROPERTY_RUNS'] ?? 500);
@@ -76,24 +75,11 @@ describe('durable turns (DESIGN.md invariants 1, 5, 8, 9) under random suspends,
           return { view, pipeline };
         };
         /** The calls a run answers: those received before any crash, a prefix of the turn, in order. */
-        let received: number | undefined;
-        const check = (results: readonly ToolResult[]) => {
-          received ??= results.length;
-          expect(results.map((r) => r.id)).toEqual(ids.slice(0, received));
-          expect(results.map((r) => r.index)).toEqual(ids.slice(0, received).map((_, i) => i));
-        };
+        const check = inTurnOrder(ids);
 
         // The first run, over a stream of calls arriving one tick apart; maybe a crash midway.
         const firstProcess = processFor(new Set());
-        const source = new Subject<ToolCall>();
-        void (async () => {
-          for (const call of calls) {
-            await tick();
-            source.next(call);
-          }
-          source.complete();
-        })();
-        const first = await drive(firstProcess.view, firstProcess.pipeline.run(source, { turn: 'turn' }), crashAfter);
+        const first = await drive(firstProcess.view, firstProcess.pipeline.run(arriving(calls), { turn: 'turn' }), crashAfter);
         if (first !== 'crashed') check(first);
         if ((await journal.read('turn')).length === 0) return; // it crashed before it received anything
 

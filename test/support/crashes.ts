@@ -1,4 +1,6 @@
-import type { JournalStore, ToolResult } from '../../src/index.js';
+import { Observable, Subject } from 'rxjs';
+import { expect } from 'vitest';
+import type { JournalStore, ToolCall, ToolResult } from '../../src/index.js';
 
 export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -54,3 +56,29 @@ export async function drive(view: ProcessView, run: Promise<ToolResult[]>, ticks
 
 /** The nonce an approval token carries: what `consume` marks used (a test plays a process that consumed it). */
 export const nonceOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { nonce: string }).nonce;
+
+/** The calls as a model streams them: one a tick. */
+export function arriving(calls: readonly ToolCall[]): Observable<ToolCall> {
+  const source = new Subject<ToolCall>();
+  void (async () => {
+    for (const call of calls) {
+      await tick();
+      source.next(call);
+    }
+    source.complete();
+  })();
+  return source;
+}
+
+/**
+ * Checks that a run answered the turn's calls in order, one result each. The calls a run answers are
+ * those received before any crash — a prefix of the turn, fixed by the first run that completes.
+ */
+export function inTurnOrder(ids: readonly string[]): (results: readonly ToolResult[]) => void {
+  let received: number | undefined;
+  return (results) => {
+    received ??= results.length;
+    expect(results.map((r) => r.id)).toEqual(ids.slice(0, received));
+    expect(results.map((r) => r.index)).toEqual(ids.slice(0, received).map((_, i) => i));
+  };
+}
