@@ -103,8 +103,8 @@ export type JournalEntry =
       readonly kind: 'approval_pending';
       readonly index: number;
       /**
-       * The call's approval — or, when its `callId` is not the call's (`<call id>#<n>`), the approval of
-       * a sub-call its program stopped on (journaled when the program stopped, every one it waits for).
+       * The call's approval — or, when its `callId` is `<call id>#<n>`, the approval of a sub-call the
+       * call's program stopped on (journaled when the program stopped, every one it waits for).
        */
       readonly approval: PendingApproval;
       readonly at: number;
@@ -124,7 +124,8 @@ export type JournalEntry =
  * Where durable turns are kept. Small on purpose — append, read, a lease, and a compare-and-set for
  * approvals — so a store (memory, SQLite, Redis) holds no pipeline logic. Every method may return a
  * promise; an `append` that resolved is durable: the pipeline waits for it before a body starts and
- * before a result is given out.
+ * before a result is given out. A turn's key is the turn id; the sub-calls of a program (`run_code`)
+ * are kept under a key of their own: the turn id, a NUL character (`\u0000`), and the call's id.
  *
  * @example
  * ```ts

@@ -7,9 +7,9 @@ import type { ToolResult } from '../toolResult.js';
 import type { CallRecord } from './callRecord.js';
 
 /**
- * The marks that let a program's call (`run_code`) and a durable turn find each other. Registered
- * (`Symbol.for`), like the pipeline hook: a `runCodeTool` from one build of toolstream (CJS) runs
- * durably in a pipeline from another (ESM).
+ * The marks that let a program's call (`run_code`) and a durable turn find each other: on the tool,
+ * and on the body's `ctx`. Registered (`Symbol.for`), like the pipeline hook, so they are the same
+ * symbols in every build of toolstream loaded in one process.
  */
 const PROGRAM_TOOL = Symbol.for('toolstream.durableProgramTool');
 export const PROGRAM_JOURNAL: unique symbol = Symbol.for('toolstream.programJournal') as typeof PROGRAM_JOURNAL;

@@ -119,7 +119,7 @@ describe('programs in durable turns (QuickJS)', () => {
     crashed.next(program(source));
     await Promise.all([started.charge.promise, started.fetch.promise]);
     subscription.unsubscribe();
-    expect(runs.sort()).toEqual(['charge', 'fetch', 'read a']);
+    expect([...runs].sort()).toEqual(['charge', 'fetch', 'read a']);
 
     const fresh: string[] = [];
     const again = (name: string, idempotent: boolean, value: string) =>
