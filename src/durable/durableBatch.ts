@@ -112,7 +112,10 @@ export class DurableBatch {
       await store.release(this.turn, this.#owner);
       throw new DurableTurnError('turn_exists', `Turn ${JSON.stringify(this.turn)} has run already: resume it (pipeline.resume) instead of running it again.`);
     }
-    this.#renewal = setInterval(() => void Promise.resolve(store.lease(this.turn, this.#owner, leaseMs)).catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
+    // A renewal that fails is left to the next one; a store that throws at once (a synchronous one) must
+    // not throw out of the timer.
+    const renew = () => void Promise.resolve().then(() => store.lease(this.turn, this.#owner, leaseMs)).catch(() => undefined);
+    this.#renewal = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
     this.#renewal.unref();
   }
 

@@ -68,4 +68,34 @@ describe('resuming after a process stopped between two journal writes', () => {
     expect(streamed).toMatchObject({ status: 'ok', streamed: true, value: ['one', 'two'] });
     expect(replayed).toMatchObject({ status: 'ok', streamed: true, value: ['one', 'two'], content: streamed!.content });
   });
+
+  it('a store whose lease throws at once, as a synchronous store does, fails a renewal quietly: nothing escapes the timer', async () => {
+    const journal = memoryJournal();
+    let leases = 0;
+    const failing: JournalStore = {
+      append: (turn, entries) => journal.append(turn, entries),
+      read: (turn) => journal.read(turn),
+      lease: (turn, owner, ms) => {
+        if (++leases > 1) throw new Error('SQLITE_BUSY'); // every renewal
+        return journal.lease(turn, owner, ms);
+      },
+      release: (turn, owner) => journal.release(turn, owner),
+      consume: (turn, nonce) => journal.consume(turn, nonce),
+    };
+    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 60)) });
+    const uncaught: unknown[] = [];
+    const saved = process.listeners('uncaughtException');
+    const collect = (error: unknown) => void uncaught.push(error);
+    process.removeAllListeners('uncaughtException');
+    process.on('uncaughtException', collect);
+    try {
+      const pipeline = createPipeline({ tools: [slow], journal: failing, approvalSecret: SECRET, leaseMs: 15 });
+      expect(outline(await pipeline.run([{ id: 's', name: 'slow', args: {} }], { turn: 't' }))).toEqual([['s', 'ok', undefined]]);
+    } finally {
+      process.off('uncaughtException', collect);
+      for (const listener of saved) process.on('uncaughtException', listener);
+    }
+    expect(leases).toBeGreaterThan(1);
+    expect(uncaught).toEqual([]);
+  });
 });
