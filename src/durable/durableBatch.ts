@@ -6,6 +6,7 @@ import { awaitEach } from '../internal/awaitEach.js';
 import { holdUntil } from '../internal/holdUntil.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
+import { attachProgramJournal, isDurableProgram } from '../internal/durableProgram.js';
 import { snapshotValue } from '../internal/snapshot.js';
 import type { PipelineSettings } from '../options.js';
 import type { Approver, PrePolicy } from '../policy/types.js';
@@ -17,6 +18,7 @@ import type { ApprovalTokens, TokenClaims } from './approvalTokens.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
 import { JournalWriter } from './journalWriter.js';
+import { ProgramJournal } from './programJournal.js';
 import { foldTurn, type JournaledCall } from './turnState.js';
 import type { JournaledResult, JournalStore, PendingApproval } from './types.js';
 
@@ -32,14 +34,35 @@ export interface DurableSettings {
 export interface GivenAnswer {
   readonly answer: 'allowed-once' | 'rejected';
   readonly claims: TokenClaims;
+  readonly token: string;
 }
 
-/** What a resume brings: the turn's journal, folded, and the answers given, by call index. */
+/**
+ * What a resume brings: the turn's journal, folded, and the answers given, by call index — those for
+ * sub-calls of a program by its call's index (its program matches them to its sub-calls).
+ */
 export interface ResumePlan {
   readonly journaled: ReadonlyMap<number, JournaledCall>;
   readonly answers: ReadonlyMap<number, GivenAnswer>;
+  readonly programAnswers: ReadonlyMap<number, readonly GivenAnswer[]>;
   /** How many entries the journal held when it was read: more once the lease is taken means stale. */
   readonly entries: number;
+}
+
+/**
+ * Where a batch of a program's sub-calls is journaled (see `ProgramJournal`): under the program's own
+ * key, each sub-call at the slot it was bound to; its approvals name the program's call in the turn,
+ * and the turn's journal learns when one is answered.
+ */
+export interface SubBatchScope {
+  /** The key the sub-calls are journaled under. */
+  readonly key: string;
+  /** The slot (journal index) of the sub-call the program made `position`-th. */
+  slotOf(position: number): number;
+  /** The index of the program's call in the turn. */
+  readonly callIndex: number;
+  /** A sub-call's approval (`token`) was answered with `answer`: the turn's journal records it. */
+  answered(token: string, answer: 'allowed-once' | 'rejected'): void;
 }
 
 /**
@@ -56,20 +79,27 @@ export interface ResumePlan {
  * - the results: `finished`, durable before the result is given out.
  * Resuming, the journaled decision is folded in as the innermost policy (today's policies can only
  * tighten it), and suspended calls are answered by the answers given (a consumed token, once).
+ *
+ * A program's call (`run_code`) gets a journal for its sub-calls (`ProgramJournal`), and is run again
+ * on resume — its sub-calls that finished are answered from that journal, not run. Its sub-calls are a
+ * batch of this class too, under a `SubBatchScope`, with a plan that grows as the program makes them.
  */
 export class DurableBatch {
   readonly #owner = randomUUID();
   readonly #writer: JournalWriter;
   #renewal: NodeJS.Timeout | undefined;
   #closed: Promise<void> = Promise.resolve();
+  /** The subscription ended: what its programs' sub-calls still do is not journaled (see `ProgramCall.ended`). */
+  #ended = false;
 
   constructor(
     private readonly settings: PipelineSettings,
     private readonly durable: DurableSettings,
     private readonly turn: string,
     private readonly plan?: ResumePlan,
+    private readonly scope?: SubBatchScope,
   ) {
-    this.#writer = new JournalWriter(durable.store, turn);
+    this.#writer = scope === undefined ? new JournalWriter(durable.store, turn) : new JournalWriter(durable.store, scope.key, (position) => scope.slotOf(position));
   }
 
   /**
@@ -111,13 +141,22 @@ export class DurableBatch {
         const opened = this.open();
         return calls.pipe(
           holdUntil(opened),
-          runStages(this.#settings(), signal, this.#taps()),
+          this.stages(signal),
           reorderByIndex(),
           finalize(() => {
+            this.#ended = true;
             this.#closed = opened.then(() => this.close(), () => undefined);
           }),
         );
       });
+  }
+
+  /**
+   * The journaled stages alone, results in completion order, without the lease: a program's sub-calls
+   * (their program's call holds the turn's lease).
+   */
+  stages(signal: AbortSignal | undefined): OperatorFunction<ToolCall, ToolResult> {
+    return runStages(this.#settings(), signal, this.#taps());
   }
 
   /** Resolves once the subscription ended and the lease was given up. */
@@ -143,7 +182,8 @@ export class DurableBatch {
     const at = Date.now;
     return {
       received: tap((record) => {
-        if (this.plan !== undefined) return this.#restore(record, this.plan);
+        const journaled = this.plan?.journaled.get(record.index);
+        if (journaled !== undefined) return this.#restore(record, journaled);
         const raw = record.rawArgs;
         const incomplete = raw instanceof IncompleteArguments ? { reason: raw.reason, partialText: raw.partialText } : undefined;
         const entry = { kind: 'received', index: record.index, id: record.id, name: record.name, at: at() } as const;
@@ -154,6 +194,7 @@ export class DurableBatch {
           writer.write({ kind: 'decided', index: record.index, decision: record.decision, args: asData(record.args), trace: record.trace ?? [], at: at() });
         }
         if (record.status !== undefined) return;
+        if (isDurableProgram(record.tool)) attachProgramJournal(record, this.#programJournal(record));
         // The last check before the body: `started` is durable before it is invoked.
         record.addStartCheck({
           policy: '(journal)',
@@ -189,13 +230,15 @@ export class DurableBatch {
 
   /**
    * The approver suspended `record`: its pending approval, with a signed token — the one issued before
-   * when a resume suspends it again (same arguments, not expired), else a new one, journaled.
+   * when a resume suspends it again (same arguments, not expired, not answered), else a new one, journaled.
    */
   #suspend(record: CallRecord): PendingApproval | undefined {
     try {
       const { tokens, approvalTtlMs } = this.durable;
       const hash = argsHash(record.args);
-      const previous = this.plan?.journaled.get(record.index)?.pending;
+      const journaled = this.plan?.journaled.get(record.index);
+      // A token already answered (an idempotent call that is run again after a crash) is used up.
+      const previous = journaled?.answered === undefined ? journaled?.pending : undefined;
       if (previous !== undefined && previous.expiresAt > Date.now()) {
         const claims = tokens.check(previous.token);
         if (typeof claims === 'object' && claims.argsHash === hash) return previous;
@@ -205,7 +248,7 @@ export class DurableBatch {
       const approval: PendingApproval = Object.freeze({
         turn: this.turn,
         callId: record.id,
-        index: record.index,
+        index: this.scope?.callIndex ?? record.index,
         tool: record.name,
         args: record.args,
         reasons: record.reasons,
@@ -219,11 +262,32 @@ export class DurableBatch {
     }
   }
 
-  /** Resuming: a call that finished is replayed; one that started and never finished is not run again. */
-  #restore(record: CallRecord, plan: ResumePlan): void {
-    const call = plan.journaled.get(record.index);
-    if (call?.finished !== undefined) return replay(record, call.finished);
-    if (call?.started === true && record.tool?.idempotent !== true) {
+  /**
+   * The journal of the sub-calls of a program's call: what its earlier runs journaled (only a call that
+   * started before has any), and the answers given to its sub-calls' approvals.
+   */
+  #programJournal(record: CallRecord): ProgramJournal {
+    return new ProgramJournal({
+      durable: this.durable,
+      turn: this.turn,
+      index: record.index,
+      id: record.id,
+      ranBefore: this.plan?.journaled.get(record.index)?.started === true,
+      answers: this.plan?.programAnswers.get(record.index) ?? [],
+      answered: this.plan?.journaled.get(record.index)?.program?.answered ?? new Map(),
+      writer: this.#writer,
+      flush: () => this.#durable(),
+      ended: () => this.#ended,
+    });
+  }
+
+  /**
+   * Resuming: a call that finished is replayed; one that started and never finished is not run again —
+   * unless its tool is idempotent, or a program (it runs again, its sub-calls answered from its journal).
+   */
+  #restore(record: CallRecord, call: JournaledCall): void {
+    if (call.finished !== undefined) return replay(record, call.finished);
+    if (call.started && record.tool?.idempotent !== true && !isDurableProgram(record.tool)) {
       record.fail('error', {
         code: 'outcome_unknown',
         message: `Tool "${record.name}" was started by a process that stopped before it finished; it may or may not have taken effect, and it is not run again (it is not idempotent).`,
@@ -266,13 +330,14 @@ export class DurableBatch {
           throw new Error('the approval was already used');
         }
         this.#writer.write({ kind: 'approval_answered', index: request.index, answer: given.answer, at: Date.now() });
+        this.scope?.answered(given.token, given.answer);
         return given.answer;
       }
-      const journaled = plan.journaled.get(request.index);
-      // Answered before, and the process stopped before the body started: the answer stands (a body
-      // that had started is outcome_unknown, or re-run only when idempotent).
-      if (journaled?.answered !== undefined) return journaled.answered;
-      if (journaled?.pending !== undefined) return 'suspend';
+      const call = plan.journaled.get(request.index);
+      // An answer journaled before admits the call it was given for, without asking again: one whose
+      // body never started (its process stopped in between), or a program running again.
+      if (call?.answered !== undefined && (!call.started || isDurableProgram(request.tool))) return call.answered;
+      if (call?.pending !== undefined) return 'suspend';
       if (approve === undefined) throw new Error('no approver is configured');
       return approve(request, signal);
     };
@@ -293,10 +358,11 @@ function journaledResult(result: ToolResult): JournaledResult {
   const status = result.status as JournaledResult['status'];
   const base = { status, content: result.content, started: result.started };
   if (result.status === 'ok') {
+    const ok = result.streamed ? { ...base, streamed: true } : base;
     try {
-      return JSON.stringify(result.value) === undefined ? { ...base, valueOmitted: result.value !== undefined } : { ...base, value: result.value };
+      return JSON.stringify(result.value) === undefined ? { ...ok, valueOmitted: result.value !== undefined } : { ...ok, value: result.value };
     } catch {
-      return { ...base, valueOmitted: true };
+      return { ...ok, valueOmitted: true };
     }
   }
   return { ...base, error: errorOf(result.error) };
@@ -317,6 +383,6 @@ function replay(record: CallRecord, result: JournaledResult): void {
   record.replayed = true;
   record.started = result.started;
   record.content = result.content;
-  if (result.status === 'ok') record.succeed(result.value, false);
+  if (result.status === 'ok') record.succeed(result.value, result.streamed === true);
   else record.fail(result.status, result.error as ToolError);
 }

@@ -18,11 +18,14 @@ export class JournalWriter {
 
   constructor(
     private readonly store: JournalStore,
+    /** The key the entries are appended under: a turn, or a program's call in it. */
     private readonly turn: string,
+    /** Where the batch's call `index` is kept in that journal: itself, unless given (a program's sub-calls, by slot). */
+    private readonly indexOf?: (index: number) => number,
   ) {}
 
   write(entry: JournalEntry): void {
-    this.#queue.push(entry);
+    this.#queue.push(this.indexOf === undefined ? entry : { ...entry, index: this.indexOf(entry.index) });
     this.#schedule();
   }
 

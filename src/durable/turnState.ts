@@ -17,6 +17,22 @@ export interface JournaledCall {
   answered: 'allowed-once' | 'rejected' | undefined;
   started: boolean;
   finished: JournaledResult | undefined;
+  /** The approvals of sub-calls its program stopped on, when it is a program that did. */
+  program: ProgramApprovals | undefined;
+}
+
+/**
+ * The approvals a program's call journaled for its sub-calls. Each run of the program journals every
+ * approval it stopped on when it stops, so the latest run's set is what the program waits for; a run
+ * that journaled none (it is running, or its process stopped first) leaves the set of the run before.
+ */
+export interface ProgramApprovals {
+  /** Journaled since the program's latest start. */
+  latest: PendingApproval[];
+  /** The last set journaled before that start. */
+  before: PendingApproval[];
+  /** Tokens whose approval was answered (consumed), and how. */
+  readonly answered: Map<string, 'allowed-once' | 'rejected'>;
 }
 
 /**
@@ -39,6 +55,7 @@ export function foldTurn(entries: readonly JournalEntry[]): Map<number, Journale
         answered: undefined,
         started: false,
         finished: undefined,
+        program: undefined,
       });
       continue;
     }
@@ -50,14 +67,25 @@ export function foldTurn(entries: readonly JournalEntry[]): Map<number, Journale
         call.admitted = entry.args;
         break;
       case 'approval_pending':
+        // A sub-call's approval (`<call id>#<n>`) on its program's call. (In a program's own journal a
+        // slot's approval may name the position it was made at in a later run: it is the slot's own.)
+        if (entry.approval.callId.startsWith(`${call.id}#`)) {
+          programApprovals(call).latest.push(entry.approval);
+          break;
+        }
         call.pending = entry.approval;
         call.answered = undefined;
         break;
       case 'approval_answered':
-        call.answered = entry.answer;
+        if (entry.token !== undefined) programApprovals(call).answered.set(entry.token, entry.answer);
+        else call.answered = entry.answer;
         break;
       case 'started':
         call.started = true;
+        if (call.program !== undefined && call.program.latest.length > 0) {
+          call.program.before = call.program.latest;
+          call.program.latest = [];
+        }
         break;
       case 'finished':
         call.finished = entry.result;
@@ -65,4 +93,19 @@ export function foldTurn(entries: readonly JournalEntry[]): Map<number, Journale
     }
   }
   return calls;
+}
+
+function programApprovals(call: JournaledCall): ProgramApprovals {
+  return (call.program ??= { latest: [], before: [], answered: new Map() });
+}
+
+/**
+ * The sub-call approvals a program's call waits for: its latest run's set (else the set before),
+ * without those answered; none once the call finished.
+ */
+export function openProgramApprovals(call: JournaledCall): readonly PendingApproval[] {
+  const { program } = call;
+  if (program === undefined || call.finished !== undefined) return [];
+  const set = program.latest.length > 0 ? program.latest : program.before;
+  return set.filter((approval) => !program.answered.has(approval.token));
 }

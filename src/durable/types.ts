@@ -17,10 +17,11 @@ import type { ResultStatus } from '../toolResult.js';
  */
 export interface PendingApproval {
   readonly turn: string;
+  /** The call's id; for a sub-call of a program (`run_code`), the sub-call's: `<call id>#<n>`. */
   readonly callId: string;
-  /** The call's index in its turn. */
+  /** The call's index in its turn (for a sub-call, its program's call's). */
   readonly index: number;
-  /** The tool's name. */
+  /** The tool's name (for a sub-call, the tool the program called). */
   readonly tool: string;
   /** The arguments the body will receive if approved (the admitted snapshot). */
   readonly args: unknown;
@@ -60,6 +61,8 @@ export interface JournaledResult {
   readonly status: Exclude<ResultStatus, 'suspended'>;
   readonly content: string;
   readonly value?: unknown;
+  /** The value is the items of a streamed output (`ToolResult.streamed`). */
+  readonly streamed?: boolean;
   readonly valueOmitted?: boolean;
   readonly error?: { readonly code: ToolErrorCode; readonly message: string };
   readonly started: boolean;
@@ -96,8 +99,24 @@ export type JournalEntry =
       readonly trace: readonly TraceEntry[];
       readonly at: number;
     }
-  | { readonly kind: 'approval_pending'; readonly index: number; readonly approval: PendingApproval; readonly at: number }
-  | { readonly kind: 'approval_answered'; readonly index: number; readonly answer: 'allowed-once' | 'rejected'; readonly at: number }
+  | {
+      readonly kind: 'approval_pending';
+      readonly index: number;
+      /**
+       * The call's approval — or, when its `callId` is `<call id>#<n>`, the approval of a sub-call the
+       * call's program stopped on (journaled when the program stopped, every one it waits for).
+       */
+      readonly approval: PendingApproval;
+      readonly at: number;
+    }
+  | {
+      readonly kind: 'approval_answered';
+      readonly index: number;
+      readonly answer: 'allowed-once' | 'rejected';
+      /** Set when it answers a sub-call of the call's program: the approval's token (sub-call ids repeat when a program runs again). */
+      readonly token?: string;
+      readonly at: number;
+    }
   | { readonly kind: 'started'; readonly index: number; readonly at: number }
   | { readonly kind: 'finished'; readonly index: number; readonly result: JournaledResult; readonly at: number };
 
@@ -105,7 +124,8 @@ export type JournalEntry =
  * Where durable turns are kept. Small on purpose — append, read, a lease, and a compare-and-set for
  * approvals — so a store (memory, SQLite, Redis) holds no pipeline logic. Every method may return a
  * promise; an `append` that resolved is durable: the pipeline waits for it before a body starts and
- * before a result is given out.
+ * before a result is given out. A turn's key is the turn id; the sub-calls of a program (`run_code`)
+ * are kept under a key of their own: the turn id, a NUL character (`\u0000`), and the call's id.
  *
  * @example
  * ```ts

@@ -6,6 +6,7 @@ import { describeError, quote } from './describe.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
 import type { BatchCancel } from './batchCancel.js';
 import { BodyRun } from './bodyRun.js';
+import { BodySuspended } from './bodySuspended.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
@@ -33,6 +34,9 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
  *    and listener. Reports from bodies after teardown are ignored.
  * 8. In a program's batch (`settings.programBatch`) nothing but the run signal cancels the rest, and
  *    completion also waits for every slot to be released (bodies settled, or abandoned after the grace).
+ * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
+ *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
+ *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
  *
  * Nothing recurses per call: `pump` is re-entrant-safe (a nested call returns and the running loop picks
  * up the work), and cancelling a backlog of any size is one loop, so synchronous bodies and 20k-call
@@ -129,10 +133,29 @@ export class CallPool implements BodySink {
     this.release(record);
     if (record.status === undefined) {
       record.endedAt = performance.now();
+      if (error instanceof BodySuspended) return this.suspendBody(record, error);
       record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error }, partial);
       this.failed(record);
     }
     this.pump();
+  }
+
+  /**
+   * A program's body stopped on approvals that were suspended (durable turns): the call is suspended —
+   * not failed, so it cancels nothing — and holds its place; the queued calls that may not overtake it
+   * are suspended too, before anything else may start.
+   */
+  private suspendBody(record: CallRecord, suspended: BodySuspended): void {
+    record.fail('suspended', suspended.error);
+    this.holdPlace(record);
+    const behind = this.queue.removeWhere((queued) => {
+      if (!this.waitsBehindSuspended(queued)) return false;
+      this.holdPlace(queued);
+      return true;
+    });
+    this.pump();
+    this.emit(record);
+    for (const queued of behind) this.emit(queued);
   }
 
   /**

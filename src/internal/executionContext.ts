@@ -1,5 +1,6 @@
 import type { ToolContext } from '../defineTool.js';
 import type { CallRecord } from './callRecord.js';
+import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from './durableProgram.js';
 
 /** What the context needs from the pool. */
 export interface CancelRestTarget {
@@ -29,6 +30,11 @@ export class ExecutionContext implements ToolContext {
 
   get index(): number {
     return this.#record.index;
+  }
+
+  /** The journal of a program's sub-calls, in a durable turn (read by `run_code`'s body, nobody else). */
+  get [PROGRAM_JOURNAL](): ProgramJournal | undefined {
+    return programJournalOfRecord(this.#record);
   }
 
   cancelRest(): void {

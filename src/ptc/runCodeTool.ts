@@ -3,7 +3,7 @@ import { defineTool, type AnyTool, type ToolMode } from '../defineTool.js';
 import { ConfigError } from '../errors.js';
 import { describeError } from '../internal/describe.js';
 import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
-import { isCount } from '../internal/validate.js';
+import { isCount, MAX_TIMER_MS } from '../internal/validate.js';
 import { renderValue } from '../internal/renderContent.js';
 import { availableTools, type PipelineSettings } from '../options.js';
 import { describeTools } from './describeTools.js';
@@ -11,6 +11,10 @@ import type { SubCallsOmitted, SubDispatch } from './subCallLog.js';
 import { SubCalls } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
 import { brand } from '../internal/brand.js';
+import { BodySuspended } from '../internal/bodySuspended.js';
+import { markDurableProgram, programJournalOf } from '../internal/durableProgram.js';
+import type { PendingApproval } from '../durable/types.js';
+import type { ApprovalPendingError } from '../toolError.js';
 
 /**
  * Options of {@link runCodeTool}.
@@ -95,6 +99,9 @@ export class ProgramError extends Error {
   }
 }
 
+/** `CodeRuntime.settleMs` unless set: a worker thread answers well within it. */
+const DEFAULT_SETTLE_MS = 20;
+
 const DESCRIPTION = [
   'Run a program that calls tools and returns one result. The program is the body of an async function,',
   'in TypeScript or JavaScript: call tools with `await tools.name(args)` (run independent calls together',
@@ -112,6 +119,15 @@ const DESCRIPTION = [
  * declarations. The model sees what the program returned and printed; the result's `value` is a
  * {@link ProgramOutput} with the log of every sub-call. A failed program is a `tool_error` whose cause
  * is a {@link ProgramError}. Cancelling the call aborts the program and its unfinished sub-calls.
+ *
+ * In a durable turn (a pipeline with a `journal`, run with a `turn`) the sub-calls are journaled under
+ * the program's call. A sub-call whose approver suspends it never settles in the program; once only
+ * suspended sub-calls are in flight (and no call came for the runtime's `settleMs`), the program is
+ * stopped and its call is `suspended` (`approval_pending`); `pipeline.pendingApprovals(turn)` lists
+ * every sub-call's approval. `resume` runs the program again from the start, and each call it makes
+ * again (same tool, same arguments) that finished is answered from the journal instead of running:
+ * nothing that finished runs twice. The program must be deterministic for that: the same answers must
+ * lead it to the same calls (a call made from `Math.random()` or the clock is a new call each run).
  *
  * @throws {ConfigError} for an invalid option.
  *
@@ -143,6 +159,8 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     maxLoggedChars = 1_000_000,
   } = options;
   if (typeof runtime?.run !== 'function' || typeof runtime.close !== 'function') fail('runtime', 'a CodeRuntime', runtime);
+  const { settleMs = DEFAULT_SETTLE_MS } = runtime;
+  if (typeof settleMs !== 'number' || !(settleMs >= 0 && settleMs <= MAX_TIMER_MS)) fail('runtime.settleMs', `0 to ${MAX_TIMER_MS} milliseconds`, settleMs);
   if (!isCount(maxParallelSubCalls, 1)) {
     fail('maxParallelSubCalls', 'a positive integer or Infinity', maxParallelSubCalls);
   }
@@ -181,28 +199,48 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
       mode,
       render: renderOutput,
       execute: async ({ program }, ctx): Promise<ProgramOutput> => {
-        const subCalls = new SubCalls(subSettings, ctx.callId, ctx.signal, logLimits);
+        // In a durable turn: this run's journal of the sub-calls, and a stop for when only approvals can move it on.
+        const journal = await programJournalOf(ctx)?.open();
+        const stop = new AbortController();
+        const subCalls = new SubCalls(subSettings, ctx.callId, ctx.signal, logLimits, journal && { journal, settleMs, onStuck: () => stop.abort() });
         const functions = Object.fromEntries(tools.map((tool) => [tool.name, subCalls.functionFor(tool.name)]));
         let result: CodeRunResult;
         try {
-          result = await runtime.run({ program, bindings: [{ global: 'tools', functions }], signal: ctx.signal });
+          result = await runtime.run({ program, bindings: [{ global: 'tools', functions }], signal: AbortSignal.any([ctx.signal, stop.signal]) });
         } catch (error) {
           // A runtime should never reject (ours does not); one that does still gets its sub-calls closed.
           result = { logs: [], failure: { kind: 'worker-exit', message: `The code runtime failed: ${describeError(error)}` } };
         }
         const { entries, omitted } = await subCalls.close();
+        const approvals = subCalls.approvals();
+        if (journal !== undefined && stop.signal.aborted && !ctx.signal.aborted && result.failure?.kind === 'abort' && approvals.length > 0) {
+          await journal.suspended(approvals);
+          throw new BodySuspended(suspendedError(name, approvals));
+        }
         if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, entries, omitted);
         return { value: result.value, logs: result.logs, subCalls: entries, subCallsOmitted: omitted };
       },
     });
-    // Still pipeline-aware: other programs leave it out, and another pipeline binds it anew.
-    return withHook(bound, bind);
+    // Still pipeline-aware: other programs leave it out, and another pipeline binds it anew. A durable
+    // turn runs it again on resume (its sub-calls journaled), where it would not re-run another tool.
+    return markDurableProgram(withHook(bound, bind));
   };
   return withHook(unbound, bind);
 }
 
 function withHook(tool: AnyTool, bind: (settings: PipelineSettings) => AnyTool): PipelineAwareTool {
   return Object.freeze({ ...tool, [PIPELINE_HOOK]: bind });
+}
+
+/** A program stopped on the approvals of its sub-calls: its call's error, with the first of them (`pendingApprovals` lists all). */
+function suspendedError(name: string, approvals: readonly PendingApproval[]): ApprovalPendingError {
+  const asked = approvals.map((approval) => `"${approval.tool}" (${approval.reasons.join('; ') || 'approval required'})`);
+  const listed = asked.length <= 5 ? asked.join(', ') : `${asked.slice(0, 5).join(', ')} and ${asked.length - 5} more`;
+  return {
+    code: 'approval_pending',
+    message: `Suspended: the program of "${name}" waits for a human's approval of ${approvals.length} of its tool call(s): ${listed}. Resuming runs it again from the start; its tool calls that finished are answered from the journal.`,
+    approval: approvals[0]!,
+  };
 }
 
 /** The model's view of a program's output: its value, then what it printed. */

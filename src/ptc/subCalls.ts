@@ -1,5 +1,7 @@
 import { Subject, type Subscription } from 'rxjs';
 import { runStages } from '../createPipeline.js';
+import type { PendingApproval } from '../durable/types.js';
+import type { ProgramRunJournal } from '../internal/durableProgram.js';
 import { renderValue } from '../internal/renderContent.js';
 import type { PipelineSettings } from '../options.js';
 import type { ToolErrorCode } from '../toolError.js';
@@ -25,6 +27,15 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
+/** A program in a durable turn: its run's journal, and what to do when it can only wait for approvals. */
+export interface DurableSubCalls {
+  readonly journal: ProgramRunJournal;
+  /** See `CodeRuntime.settleMs`. */
+  readonly settleMs: number;
+  /** No sub-call is in flight but suspended ones, and none was made for `settleMs`: stop the program. */
+  readonly onStuck: () => void;
+}
+
 /**
  * The sub-calls of one program run, as one batch of the pipeline's own stages (restriction,
  * validation, policies, guard, approval, execute, post-execute), without reordering: each call's
@@ -35,6 +46,11 @@ interface Waiting {
  * the model would see exactly that value's plain rendering, and otherwise the text the model would see
  * (a tool's `render`, a post-execute policy that replaced the content, a budget that cut it). A failed
  * call, whatever its status, rejects with the result's code and, as its message, that same text.
+ *
+ * In a durable turn (`durable`) the batch is journaled under the program's call, each call bound to
+ * what earlier runs of the program journaled of it before it is dispatched. A suspended call (its
+ * approval waits for a human) never settles in the program — it must not go on as if the call had
+ * failed — and once only suspended calls are left in flight, `onStuck` tells the body to stop it.
  */
 export class SubCalls {
   private readonly calls = new Subject<{ readonly id: string; readonly name: string; readonly args: unknown }>();
@@ -44,12 +60,16 @@ export class SubCalls {
   private readonly subscription: Subscription;
   private readonly drained: Promise<void>;
   private count = 0;
+  /** Suspended calls, by id: their promises stay pending. */
+  private readonly suspended = new Map<string, { readonly position: number; readonly approval: PendingApproval | undefined }>();
+  private settleTimer: NodeJS.Timeout | undefined = undefined;
 
   constructor(
     settings: PipelineSettings,
     private readonly parentId: string,
     parentSignal: AbortSignal,
     limits: SubCallLogLimits,
+    private readonly durable?: DurableSubCalls,
   ) {
     this.log = new SubCallLog(limits);
     const onAbort = () => this.stop.abort(parentSignal.reason);
@@ -58,8 +78,12 @@ export class SubCalls {
     let drain!: () => void;
     this.drained = new Promise<void>((resolve) => (drain = resolve));
     const batch: PipelineSettings = { ...settings, programBatch: true };
-    this.subscription = this.calls.pipe(runStages(batch, this.stop.signal)).subscribe({
-      next: (result) => this.settle(result),
+    const stages = durable === undefined ? runStages(batch, this.stop.signal) : durable.journal.stages(batch, this.stop.signal);
+    this.subscription = this.calls.pipe(stages).subscribe({
+      next: (result) => {
+        this.settle(result);
+        this.watchProgress();
+      },
       error: () => drain(), // the Subject never fails; kept so a bug cannot leave close() waiting
       complete: () => {
         parentSignal.removeEventListener('abort', onAbort);
@@ -82,6 +106,7 @@ export class SubCalls {
           return;
         }
         this.waiting.set(id, { position, resolve, reject });
+        this.durable?.journal.place(position, name, args);
         this.calls.next({ id, name, args });
       });
   }
@@ -91,11 +116,33 @@ export class SubCalls {
    * abandoned after `abortGraceMs`, and resolves to the log, in call order, with what it left out.
    */
   async close(): Promise<LoggedSubCalls> {
+    clearTimeout(this.settleTimer);
     this.stop.abort();
     this.calls.complete();
     await this.drained;
     this.subscription.unsubscribe();
     return this.log.contents();
+  }
+
+  /** The approvals of the suspended calls, in the order the program made them. */
+  approvals(): PendingApproval[] {
+    return [...this.suspended.values()]
+      .sort((a, b) => a.position - b.position)
+      .flatMap(({ approval }) => (approval === undefined ? [] : [approval]));
+  }
+
+  /**
+   * Durable turns: when only suspended calls are in flight, waits `settleMs`; if the program made no
+   * call meanwhile, it cannot progress without an approval: `onStuck`.
+   */
+  private watchProgress(): void {
+    if (this.durable === undefined || this.suspended.size === 0 || this.waiting.size > 0) return;
+    clearTimeout(this.settleTimer);
+    const made = this.count;
+    const { onStuck, settleMs } = this.durable;
+    this.settleTimer = setTimeout(() => {
+      if (this.count === made && this.waiting.size === 0) onStuck();
+    }, settleMs);
   }
 
   private settle(result: ToolResult): void {
@@ -112,6 +159,11 @@ export class SubCalls {
       omitted: result.omitted,
       durationMs: result.timing.durations.total,
     });
+    if (result.status === 'suspended') {
+      const approval = result.error.code === 'approval_pending' ? result.error.approval : undefined;
+      this.suspended.set(result.id, { position: waiting.position, approval });
+      return; // its promise stays pending
+    }
     if (result.status === 'ok') waiting.resolve(isPlainRendering(result) ? result.value : result.content);
     // The model's text, not `error.message`: post-execute policies and budgets may have rewritten or cut it.
     else waiting.reject(new SubCallError(result.error.code, result.content));

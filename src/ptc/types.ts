@@ -121,6 +121,15 @@ export interface CodeRuntime {
   readonly language: string;
   /** How programs are isolated from the host, as an honest label (e.g. `'wasm-worker'`). */
   readonly isolation: string;
+  /**
+   * In a durable turn, how long (milliseconds) a program whose only tool calls in flight wait for
+   * suspended approvals may go without making another call before it is stopped (its call is then
+   * `suspended`): time for a program that is still computing to make its next call — for a runtime
+   * on a worker thread, a message round trip. Stopping a program too early is never wrong (it runs
+   * again on resume, its finished calls answered from the journal), only more work.
+   * @default 20
+   */
+  readonly settleMs?: number;
   run(request: CodeRunRequest): Promise<CodeRunResult>;
   /** Ends every run in flight (they resolve as `'abort'`), waits for them, and releases the runtime. */
   close(): Promise<void>;

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -9,22 +8,18 @@ import {
   type AnyTool,
   type ApprovalResponse,
   type JournalStore,
-  type PrePolicy,
   type ToolCall,
   type ToolResult,
 } from '../../src/index.js';
+import { arriving, drive, inTurnOrder, ProcessView, tick } from '../support/crashes.js';
+import { gatedToolSpec, gates, type GatedToolSpec } from '../support/gatedTools.js';
 
 const NUM_RUNS = Number(process.env['PROPERTY_RUNS'] ?? 500);
 const SECRET = 'the property tests sign with this long secret';
 
 /** One call of a random turn. */
-const callSpec = fc.record({
-  mode: fc.constantFrom('parallel', 'exclusive'),
-  idempotent: fc.boolean(),
-  gate: fc.constantFrom('allow', 'allow', 'deny', 'ask'),
-  steps: fc.nat({ max: 3 }),
-});
-type Spec = { mode: 'parallel' | 'exclusive'; idempotent: boolean; gate: 'allow' | 'deny' | 'ask'; steps: number };
+const callSpec = gatedToolSpec(3);
+type Spec = GatedToolSpec;
 
 const turnSpec = fc.record({
   calls: fc.array(callSpec, { minLength: 1, maxLength: 8 }),
@@ -33,8 +28,6 @@ const turnSpec = fc.record({
   /** Per resume round: which pending approvals are answered, in what order, and how. */
   rounds: fc.array(fc.record({ pick: fc.array(fc.tuple(fc.nat(), fc.boolean()), { maxLength: 6 }), crashAfter: fc.nat({ max: 40 }), tighten: fc.option(fc.nat(), { nil: undefined }) }), { minLength: 1, maxLength: 4 }),
 });
-
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The world the turn's bodies act on, shared by every "process" (pipeline) that drives the turn. */
 class World {
@@ -61,65 +54,6 @@ class World {
   }
 }
 
-/** The turn's policy: each call's gate; `deniedToday` tightens a resume. */
-const gates = (specs: readonly Spec[], deniedToday: ReadonlySet<number>): PrePolicy =>
-  function gates(ctx) {
-    const i = Number(ctx.call.name.slice(1));
-    if (deniedToday.has(i)) return { decision: 'deny', reason: 'denied today' };
-    const gate = specs[i]!.gate;
-    return gate === 'allow' ? undefined : { decision: gate };
-  };
-
-/**
- * The journal, as seen by one process: `crash()` kills the process's view — every later call fails, as
- * a dead process writes nothing more — and the leases it held lapse, as they would on expiry.
- */
-class ProcessView implements JournalStore {
-  #dead = false;
-  readonly #owners = new Set<string>();
-  constructor(private readonly shared: JournalStore) {}
-  #alive(): void {
-    if (this.#dead) throw new Error('this process is dead');
-  }
-  append(turn: string, entries: Parameters<JournalStore['append']>[1]) {
-    this.#alive();
-    return this.shared.append(turn, entries);
-  }
-  read(turn: string) {
-    this.#alive();
-    return this.shared.read(turn);
-  }
-  lease(turn: string, owner: string, ms: number) {
-    this.#alive();
-    this.#owners.add(owner);
-    return this.shared.lease(turn, owner, ms);
-  }
-  release(turn: string, owner: string) {
-    this.#alive();
-    return this.shared.release(turn, owner);
-  }
-  consume(turn: string, nonce: string) {
-    this.#alive();
-    return this.shared.consume(turn, nonce);
-  }
-  crash(turn: string): void {
-    this.#dead = true;
-    for (const owner of this.#owners) void this.shared.release(turn, owner); // its lease lapses
-  }
-}
-
-/** Lets a "process" run for `ticks` ticks, then crashes it unless it finished. */
-async function drive(view: ProcessView, run: Promise<ToolResult[]>, ticks: number): Promise<ToolResult[] | 'crashed'> {
-  let outcome: ToolResult[] | 'failed' | undefined;
-  run.then((results) => (outcome = results), () => (outcome = 'failed'));
-  for (let i = 0; i < ticks && outcome === undefined; i++) await tick();
-  if (outcome === undefined || outcome === 'failed') {
-    view.crash('turn');
-    return 'crashed';
-  }
-  return outcome;
-}
-
 describe('durable turns (DESIGN.md invariants 1, 5, 8, 9) under random suspends, answers and crashes', () => {
   it('one final result per call in order; no non-idempotent body twice; nothing runs without an allow or an approval; a token works once; resuming never relaxes', async () => {
     await fc.assert(
@@ -141,24 +75,11 @@ describe('durable turns (DESIGN.md invariants 1, 5, 8, 9) under random suspends,
           return { view, pipeline };
         };
         /** The calls a run answers: those received before any crash, a prefix of the turn, in order. */
-        let received: number | undefined;
-        const check = (results: readonly ToolResult[]) => {
-          received ??= results.length;
-          expect(results.map((r) => r.id)).toEqual(ids.slice(0, received));
-          expect(results.map((r) => r.index)).toEqual(ids.slice(0, received).map((_, i) => i));
-        };
+        const check = inTurnOrder(ids);
 
         // The first run, over a stream of calls arriving one tick apart; maybe a crash midway.
         const firstProcess = processFor(new Set());
-        const source = new Subject<ToolCall>();
-        void (async () => {
-          for (const call of calls) {
-            await tick();
-            source.next(call);
-          }
-          source.complete();
-        })();
-        const first = await drive(firstProcess.view, firstProcess.pipeline.run(source, { turn: 'turn' }), crashAfter);
+        const first = await drive(firstProcess.view, firstProcess.pipeline.run(arriving(calls), { turn: 'turn' }), crashAfter);
         if (first !== 'crashed') check(first);
         if ((await journal.read('turn')).length === 0) return; // it crashed before it received anything
 

@@ -1,0 +1,166 @@
+import type { OperatorFunction } from 'rxjs';
+import { describeError } from '../internal/describe.js';
+import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from '../internal/durableProgram.js';
+import type { PipelineSettings } from '../options.js';
+import type { ToolCall } from '../toolCall.js';
+import type { ToolResult } from '../toolResult.js';
+import { argsHash } from './canonical.js';
+import { DurableBatch, type DurableSettings, type GivenAnswer, type SubBatchScope } from './durableBatch.js';
+import { DurableTurnError } from './errors.js';
+import type { JournalWriter } from './journalWriter.js';
+import { foldTurn, type JournaledCall } from './turnState.js';
+import type { JournalStore, PendingApproval } from './types.js';
+
+/** What the turn's batch knows of the call of a program. */
+export interface ProgramCall {
+  readonly durable: DurableSettings;
+  readonly turn: string;
+  readonly index: number;
+  readonly id: string;
+  /** It started before (so its sub-calls may have a journal). */
+  readonly ranBefore: boolean;
+  /** The answers given to this resume for its sub-calls' approvals. */
+  readonly answers: readonly GivenAnswer[];
+  /** The turn's journal of its sub-calls' approvals answered before (consumed), by token. */
+  readonly answered: ReadonlyMap<string, 'allowed-once' | 'rejected'>;
+  /** The turn's writer, and its flush (`journal_failed` when the store fails). */
+  readonly writer: JournalWriter;
+  readonly flush: () => Promise<void>;
+  /**
+   * The turn's batch ended (its results were dropped, or it finished): its program's sub-calls write
+   * nothing more, as a stopped process would not — so a resume finds a sub-call that was running as
+   * started and never finished, exactly like a call of the turn, instead of reading its cancellation.
+   */
+  readonly ended: () => boolean;
+}
+
+/** The key the sub-calls of the program of call `callId` in `turn` are journaled under. */
+export function programKey(turn: string, callId: string): string {
+  return `${turn}\u0000${callId}`;
+}
+
+/**
+ * The journal of one program's sub-calls in a durable turn, for every run of the program: its first,
+ * and one per resume, each running it from the start.
+ *
+ * Sub-calls are journaled like a turn's calls (`received` → `decided` → approvals → `started` →
+ * `finished`), under the program's own key, each at a *slot*: the journal index of one sub-call across
+ * runs. When the program makes a call, it is bound to the earliest slot not yet bound in this run with
+ * the same tool name and arguments hash (the arguments as the program sent them), else to a new slot.
+ * A program that runs as before makes the same calls in the same order, so its `n`-th call is bound to
+ * the slot of its `n`-th call of the run before (by position and hash); one that reorders or diverges
+ * still finds every slot it calls again, each once. The sub-call then goes through the pipeline's
+ * stages as a call of a resumed turn does: a slot that finished is replayed (the program sees the same
+ * value or error text, and nothing runs); one that started and never finished is `outcome_unknown`
+ * unless its tool is idempotent; one that waits for an approval is answered by the answer given for its
+ * token (consumed once, for the same arguments) or suspended again with the same token; today's
+ * policies can only tighten its journaled decision. Slots never move, so nothing that finished runs
+ * twice, however often and however differently the program runs again.
+ */
+export class ProgramJournal implements ProgramJournalHandle {
+  constructor(private readonly call: ProgramCall) {}
+
+  /** Opens the next run: reads the slots the runs before journaled. @throws {DurableTurnError} `journal_failed`. */
+  async open(): Promise<ProgramRun> {
+    const { durable, turn, id, ranBefore } = this.call;
+    const key = programKey(turn, id);
+    if (!ranBefore) return new ProgramRun(this.call, key, new Map());
+    try {
+      return new ProgramRun(this.call, key, foldTurn(await durable.store.read(key)));
+    } catch (error) {
+      throw new DurableTurnError('journal_failed', `The journal of the program of call ${JSON.stringify(id)} in turn ${JSON.stringify(turn)} could not be read: ${describeError(error)}`, { cause: error });
+    }
+  }
+}
+
+/** One run of a program: binds its calls to slots, and journals them as a sub-batch. */
+export class ProgramRun implements ProgramRunJournal {
+  /** Slots not bound in this run, by name and arguments hash, in slot order. */
+  readonly #unbound = new Map<string, JournaledCall[]>();
+  /** The next slot no run has used. */
+  #fresh: number;
+  /** By position in this run: its slot, and what the journal says of it (bound slots only). */
+  readonly #slots = new Map<number, number>();
+  readonly #journaled = new Map<number, JournaledCall>();
+  /** By position: the answer given for its slot's pending approval. */
+  readonly #answers = new Map<number, GivenAnswer>();
+
+  constructor(
+    private readonly call: ProgramCall,
+    private readonly key: string,
+    slots: ReadonlyMap<number, JournaledCall>,
+  ) {
+    const ordered = [...slots.values()].sort((a, b) => a.index - b.index);
+    for (const slot of ordered) {
+      const match = matchKey(slot.name, slot.args);
+      if (match !== undefined) this.#unbound.set(match, [...(this.#unbound.get(match) ?? []), slot]);
+    }
+    this.#fresh = ordered.length === 0 ? 0 : ordered[ordered.length - 1]!.index + 1;
+  }
+
+  place(position: number, name: string, args: unknown): void {
+    const match = matchKey(name, args);
+    const slot = match === undefined ? undefined : this.#unbound.get(match)?.shift();
+    if (slot === undefined) {
+      this.#slots.set(position, this.#fresh++);
+      return;
+    }
+    this.#slots.set(position, slot.index);
+    const token = slot.pending?.token;
+    // The turn's journal may know an answer its slot lost (its process stopped between the two writes).
+    const answered = slot.answered ?? (token === undefined ? undefined : this.call.answered.get(token));
+    this.#journaled.set(position, answered === slot.answered ? slot : { ...slot, answered });
+    const waiting = token !== undefined && answered === undefined && slot.finished === undefined;
+    const given = waiting ? this.call.answers.find((answer) => answer.token === token) : undefined;
+    if (given !== undefined) this.#answers.set(position, given);
+  }
+
+  stages(settings: PipelineSettings, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
+    const { durable, turn, index, writer } = this.call;
+    const scope: SubBatchScope = {
+      key: this.key,
+      // Every call is placed before it is dispatched; a position never placed would get a slot of its own.
+      slotOf: (position) => this.#slots.get(position) ?? this.#bindFresh(position),
+      callIndex: index,
+      answered: (token, answer) => writer.write({ kind: 'approval_answered', index, answer, token, at: Date.now() }),
+    };
+    // A sub-batch takes no lease (its program's call holds the turn's), so `entries` is never compared.
+    const plan = { journaled: this.#journaled, answers: this.#answers, programAnswers: new Map(), entries: 0 };
+    return new DurableBatch(settings, { ...durable, store: untilEnded(durable.store, this.call.ended) }, turn, plan, scope).stages(signal);
+  }
+
+  async suspended(approvals: readonly PendingApproval[]): Promise<void> {
+    const { writer, index, flush } = this.call;
+    for (const approval of approvals) writer.write({ kind: 'approval_pending', index, approval, at: Date.now() });
+    await flush();
+  }
+
+  #bindFresh(position: number): number {
+    const slot = this.#fresh++;
+    this.#slots.set(position, slot);
+    return slot;
+  }
+}
+
+/** The store, failing every call once `ended()`: nothing more reaches the journal (no body starts, as none can be recorded). */
+function untilEnded(store: JournalStore, ended: () => boolean): JournalStore {
+  const alive = () => {
+    if (ended()) throw new Error('the turn\'s batch has ended; its program writes nothing more');
+  };
+  return {
+    append: (key, entries) => (alive(), store.append(key, entries)),
+    read: (key) => (alive(), store.read(key)),
+    lease: (key, owner, ms) => (alive(), store.lease(key, owner, ms)),
+    release: (key, owner) => (alive(), store.release(key, owner)),
+    consume: (key, nonce) => (alive(), store.consume(key, nonce)),
+  };
+}
+
+/** What binds a call to a slot: its tool and the hash of its arguments as sent (none without a JSON form). */
+function matchKey(name: string, args: unknown): string | undefined {
+  try {
+    return `${name}\u0000${argsHash(args)}`;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type AnyTool, type JournalStore, type ToolResult } from '../../src/index.js';
+import { nonceOf, ProcessView } from '../support/crashes.js';
+import { deferred } from '../support/deferred.js';
+
+const SECRET = 'a test secret that is long enough to sign with';
+const outline = (results: readonly ToolResult[]) => results.map((r) => [r.id, r.status, r.error?.code]);
+const pipelineOf = (store: JournalStore, tools: readonly AnyTool[]) =>
+  createPipeline({ tools, journal: store, approvalSecret: SECRET, pre: [askTools(['write', 'fetch'])], approve: suspendApprovals() });
+
+describe('resuming after a process stopped between two journal writes', () => {
+  it('a call whose approval was consumed but whose body never started runs once, without asking again', async () => {
+    const journal = memoryJournal();
+    const runs: string[] = [];
+    const write = defineTool({ name: 'write', description: 'w', input: z.object({}), execute: () => (runs.push('write'), 'wrote') });
+    const pipeline = pipelineOf(journal, [write]);
+    await pipeline.run([{ id: 'w', name: 'write', args: {} }], { turn: 't' });
+    const [approval] = await pipeline.pendingApprovals('t');
+    // What a process that consumed the approval and stopped before `started` leaves behind.
+    expect(await journal.consume('t', nonceOf(approval!.token))).toBe(true);
+    await journal.append('t', [{ kind: 'approval_answered', index: 0, answer: 'allowed-once', at: Date.now() }]);
+
+    expect(outline(await pipeline.resume('t'))).toEqual([['w', 'ok', undefined]]);
+    expect(outline(await pipeline.resume('t'))).toEqual([['w', 'ok', undefined]]);
+    expect(runs).toEqual(['write']);
+  });
+
+  it('an approved idempotent call whose process stopped while it ran is asked again, with a new token', async () => {
+    const journal = memoryJournal();
+    const ran: string[] = [];
+    const started = deferred();
+    const fetchOf = (body: () => unknown) => defineTool({ name: 'fetch', description: 'f', input: z.object({}), idempotent: true, execute: () => (ran.push('fetch'), body()) });
+    const dying = new ProcessView(journal);
+    const hanging = pipelineOf(dying, [fetchOf(() => (started.resolve(), new Promise<never>(() => {})))]);
+    await hanging.run([{ id: 'f', name: 'fetch', args: {} }], { turn: 't' });
+    const [first] = await hanging.pendingApprovals('t');
+    void hanging.resume('t', { answers: [{ token: first!.token, answer: 'allowed-once' }] });
+    await started.promise;
+    dying.crash('t'); // the process stops while the approved body runs
+
+    const later = pipelineOf(journal, [fetchOf(() => 'page')]);
+    const [again] = await later.resume('t');
+    if (again?.error?.code !== 'approval_pending') throw new Error(`expected a pending approval, got ${again?.content}`);
+    const second = again.error.approval;
+    expect(second.token).not.toBe(first!.token); // the first one is used up: it is never handed out again
+    expect(await later.pendingApprovals('t')).toEqual([second]);
+    expect(outline(await later.resume('t', { answers: [{ token: second.token, answer: 'allowed-once' }] }))).toEqual([['f', 'ok', undefined]]);
+    expect(ran).toEqual(['fetch', 'fetch']);
+  });
+
+  it('a streamed result replayed from the journal is still streamed', async () => {
+    const journal = memoryJournal();
+    const lines = defineTool({
+      name: 'lines',
+      description: 'l',
+      input: z.object({}),
+      mode: 'parallel',
+      async *execute() {
+        yield 'one';
+        yield 'two';
+      },
+    });
+    const write = defineTool({ name: 'write', description: 'w', input: z.object({}), execute: () => 'wrote' });
+    const pipeline = pipelineOf(journal, [lines, write]);
+    const [streamed] = await pipeline.run([{ id: 'l', name: 'lines', args: {} }, { id: 'w', name: 'write', args: {} }], { turn: 't' });
+    const [replayed] = await pipeline.resume('t');
+    expect(streamed).toMatchObject({ status: 'ok', streamed: true, value: ['one', 'two'] });
+    expect(replayed).toMatchObject({ status: 'ok', streamed: true, value: ['one', 'two'], content: streamed!.content });
+  });
+
+  it('a store whose lease throws at once, as a synchronous store does, fails a renewal quietly: nothing escapes the timer', async () => {
+    const journal = memoryJournal();
+    let leases = 0;
+    const failing: JournalStore = {
+      append: (turn, entries) => journal.append(turn, entries),
+      read: (turn) => journal.read(turn),
+      lease: (turn, owner, ms) => {
+        if (++leases > 1) throw new Error('SQLITE_BUSY'); // every renewal
+        return journal.lease(turn, owner, ms);
+      },
+      release: (turn, owner) => journal.release(turn, owner),
+      consume: (turn, nonce) => journal.consume(turn, nonce),
+    };
+    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 60)) });
+    const uncaught: unknown[] = [];
+    const saved = process.listeners('uncaughtException');
+    const collect = (error: unknown) => void uncaught.push(error);
+    process.removeAllListeners('uncaughtException');
+    process.on('uncaughtException', collect);
+    try {
+      const pipeline = createPipeline({ tools: [slow], journal: failing, approvalSecret: SECRET, leaseMs: 15 });
+      expect(outline(await pipeline.run([{ id: 's', name: 'slow', args: {} }], { turn: 't' }))).toEqual([['s', 'ok', undefined]]);
+    } finally {
+      process.off('uncaughtException', collect);
+      for (const listener of saved) process.on('uncaughtException', listener);
+    }
+    expect(leases).toBeGreaterThan(1);
+    expect(uncaught).toEqual([]);
+  });
+});
