@@ -127,7 +127,12 @@ export class DurableBatch {
   /** Gives the lease up at once, so another request can resume the turn right after. */
   private async close(): Promise<void> {
     clearInterval(this.#renewal);
-    await this.durable.store.release(this.turn, this.#owner);
+    try {
+      await this.durable.store.release(this.turn, this.#owner);
+    } catch {
+      // A store that fails now (closed, broken) cannot give the lease up: it lapses after leaseMs. The
+      // run's own outcome — or its journal_failed error — is what the caller must hear, not this.
+    }
   }
 
   /**

@@ -95,6 +95,6 @@ describe('sqliteJournal', () => {
     const pipeline = createPipeline({ tools: [slow], journal, approvalSecret: 'a secret that is long enough to sign with', leaseMs: 15 });
     const running = pipeline.run([{ id: '1', name: 'slow', args: {} }], { turn: 't' });
     setTimeout(() => journal.close(), 20);
-    await expect(running).rejects.toThrow(/not open/);
+    await expect(running).rejects.toMatchObject({ code: 'journal_failed', message: expect.stringMatching(/not open/) });
   });
 });
