@@ -32,6 +32,9 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
  * 6. Completion waits for every received call's result; a source error is forwarded after them.
  * 7. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
  *    and listener. Reports from bodies after teardown are ignored.
+ * 7a. A resumed call answered `outcome_unknown` (it had started before a crash) waits for its turn in
+ *    the queue like any call and fails there, as a body failure of its mode would: an exclusive one
+ *    cancels the rest of its turn (unless `onError` says otherwise), never the calls before it.
  * 8. In a program's batch (`settings.programBatch`) nothing but the run signal cancels the rest, and
  *    completion also waits for every slot to be released (bodies settled, or abandoned after the grace).
  * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
@@ -94,6 +97,10 @@ export class CallPool implements BodySink {
     if (record.status === 'suspended' || (record.status === undefined && cancellation === undefined && this.waitsBehindSuspended(record))) {
       this.holdPlace(record);
       this.emit(record);
+    } else if (record.error?.code === 'outcome_unknown' && cancellation === undefined) {
+      // A resumed call whose body ran, maybe, before a crash: it fails where it would have run.
+      this.queue.push(record);
+      this.pump();
     } else if (record.status !== undefined) {
       this.emit(record);
     } else if (cancellation !== undefined) {
@@ -195,7 +202,7 @@ export class CallPool implements BodySink {
     }
     const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
     for (const record of queued) {
-      record.cancel(cancellation);
+      if (record.status === undefined) record.cancel(cancellation); // an outcome_unknown keeps its outcome
       cancelled.push(record);
     }
     for (const record of cancelled) this.emit(record);
@@ -245,7 +252,9 @@ export class CallPool implements BodySink {
         // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
         // nothing runs (then starting is the only way forward).
         if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
-        this.start(queue.shift()!, exclusive);
+        queue.shift();
+        if (head.status === undefined) this.start(head, exclusive);
+        else this.failed(head); // outcome_unknown, at its turn: as a failure of its mode (see next)
       }
     } finally {
       this.pumping = false;

@@ -252,3 +252,26 @@ it('a schema output without a JSON form does not break the journal', async () =>
   expect(result?.content).toBe('42');
   expect(outline(await createPipeline({ tools: [big], journal, approvalSecret: SECRET }).resume('t'))).toEqual([['1', 'ok', undefined]]);
 });
+
+describe('an exclusive call whose outcome is unknown after a crash', () => {
+  it('fails where it would have run: the calls after it in its turn are cancelled, those before run', async () => {
+    const journal = memoryJournal();
+    const hang = new Promise<never>(() => {});
+    const read = defineTool({ name: 'read', description: 'r', input: z.object({}), mode: 'parallel', execute: () => 'read' });
+    const deploy = defineTool({ name: 'deploy', description: 'd', input: z.object({}), execute: () => hang });
+    const crashed = new Subject<ToolCall>();
+    const subscription = crashed.pipe(createPipeline({ tools: [read, deploy], journal, approvalSecret: SECRET }).operator({ turn: 't' })).subscribe();
+    crashed.next({ id: 'r1', name: 'read', args: {} });
+    crashed.next({ id: 'd', name: 'deploy', args: {} });
+    crashed.next({ id: 'r2', name: 'read', args: {} });
+    await tick(5);
+    subscription.unsubscribe(); // the deploy had started; r2 waited behind it
+
+    const ran: string[] = [];
+    const slowRead = defineTool({ name: 'read', description: 'r', input: z.object({}), mode: 'parallel', execute: async () => (await tick(5), ran.push('read'), 'read') });
+    const resumed = await createPipeline({ tools: [slowRead, deploy], journal, approvalSecret: SECRET }).resume('t');
+    expect(outline(resumed)).toEqual([['r1', 'ok', undefined], ['d', 'error', 'outcome_unknown'], ['r2', 'cancelled', 'cancelled']]);
+    expect(resumed[2]!.error).toMatchObject({ reason: 'sibling_failed', byCallId: 'd', started: false });
+    expect(ran).toEqual([]); // r1 was replayed; r2 never ran
+  });
+});
