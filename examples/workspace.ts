@@ -15,6 +15,11 @@ export interface WorkspaceOptions {
   readonly pauseMs?: number;
   /** Approve writes without asking; default: ask at the terminal, approve when nobody can answer. */
   readonly yes?: boolean;
+  /**
+   * Use this directory (created, and given the demo's files, when it has none) instead of a fresh
+   * temporary one: a server that restarts keeps its workspace. `close()` then leaves it.
+   */
+  readonly dir?: string;
 }
 
 export interface Workspace {
@@ -32,13 +37,15 @@ export interface Workspace {
 
 /** Creates the workspace in a fresh temporary directory. */
 export async function openWorkspace(options: WorkspaceOptions = {}): Promise<Workspace> {
-  const { log = () => {}, pauseMs = 0, yes = false } = options;
-  const root = await mkdtemp(join(tmpdir(), 'toolstream-demo-'));
-  await mkdir(join(root, 'notes'));
-  await mkdir(join(root, 'src'));
-  await writeFile(join(root, 'notes/todo.md'), '- TODO: write tests\n- TODO: ship it\n- TODO: tell people\n');
-  await writeFile(join(root, 'src/app.ts'), 'export const greet = (name: string) => `hello ${name}`; // TODO: i18n\n');
-  await writeFile(join(root, 'README.md'), '# demo workspace\n');
+  const { log = () => {}, pauseMs = 0, yes = false, dir } = options;
+  const root = dir === undefined ? await mkdtemp(join(tmpdir(), 'toolstream-demo-')) : resolve(dir);
+  if (dir === undefined || (await readdir(root).catch(() => [])).length === 0) {
+    await mkdir(join(root, 'notes'), { recursive: true });
+    await mkdir(join(root, 'src'), { recursive: true });
+    await writeFile(join(root, 'notes/todo.md'), '- TODO: write tests\n- TODO: ship it\n- TODO: tell people\n');
+    await writeFile(join(root, 'src/app.ts'), 'export const greet = (name: string) => `hello ${name}`; // TODO: i18n\n');
+    await writeFile(join(root, 'README.md'), '# demo workspace\n');
+  }
 
   async function traced<T>(ctx: ToolContext, name: string, body: () => Promise<T>): Promise<T> {
     log(`  ▶ #${ctx.index} ${name} running`);
@@ -100,6 +107,6 @@ export async function openWorkspace(options: WorkspaceOptions = {}): Promise<Wor
     tools,
     pre: [pathSandbox({ root }), askTools(['write_file'], 'it writes to the workspace')],
     approve,
-    close: () => rm(root, { recursive: true, force: true }),
+    close: () => (dir === undefined ? rm(root, { recursive: true, force: true }) : Promise.resolve()),
   };
 }
