@@ -105,6 +105,20 @@ describe('durable turns (DESIGN.md invariants 1, 5, 8, 9) under random suspends,
           }
         }
 
+        // Driven to its end — every approval given, no more crashes — the turn finishes: nothing stays
+        // suspended, and every call has its final result.
+        for (let round = 0; round < specs.length + 1; round++) {
+          const { pipeline } = processFor(new Set());
+          const pending = await pipeline.pendingApprovals('turn');
+          const answers = pending.map(({ token, callId }) => (world.approved.add(callId), { token, answer: 'allowed-once' as const }));
+          const results = await pipeline.resume('turn', { answers });
+          check(results);
+          used.push(...answers);
+          last = results;
+          if (results.every((r) => r.status !== 'suspended')) break;
+        }
+        expect(last?.some((r) => r.status === 'suspended'), 'the turn could not be driven to its end').toBe(false);
+
         // A token works once: a used one is refused, and runs nothing.
         const starts = new Map(world.starts);
         for (const answer of used) await expect(processFor(new Set()).pipeline.resume('turn', { answers: [answer] })).rejects.toMatchObject({ code: 'token_used' });
