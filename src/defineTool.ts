@@ -44,6 +44,12 @@ export interface ToolContext {
   /** The call's arrival index within the subscription. */
   readonly index: number;
   /**
+   * The call's turn: the model response it came in (`ToolCall.turn`), or the durable run's `turn`;
+   * `undefined` for a call of the subscription's anonymous turn. With `callId` it names the call
+   * across processes (a remote tool derives its job's id from both).
+   */
+  readonly turn: string | undefined;
+  /**
    * Cancel every other unfinished call of this subscription on purpose (they get `cancelled` results
    * with reason `'cancel_requested'`). This call itself goes on.
    */

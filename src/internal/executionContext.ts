@@ -32,6 +32,10 @@ export class ExecutionContext implements ToolContext {
     return this.#record.index;
   }
 
+  get turn(): string | undefined {
+    return this.#record.turn;
+  }
+
   /** The journal of a program's sub-calls, in a durable turn (read by `run_code`'s body, nobody else). */
   get [PROGRAM_JOURNAL](): ProgramJournal | undefined {
     return programJournalOfRecord(this.#record);

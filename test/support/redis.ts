@@ -1,0 +1,68 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A real Redis for the fleet tests: the one `.ci/run` started (`REDIS_URL`), else one of our own when
+ * `redis-server` is on PATH, else none — and then the tests say they were skipped and how to install it,
+ * except under `CI=true`, where a missing Redis is a failure (`requireRedis`).
+ */
+export interface TestRedis {
+  readonly url: string;
+  /** Stops the Redis this process started (a no-op for one it was given). */
+  stop(): Promise<void>;
+}
+
+/** Why there is no Redis, when there is none: a sentence for the skip message. */
+export const REDIS_MISSING = 'no Redis: set REDIS_URL, or install one (`apt-get install -y redis-server`) so the tests can start it';
+
+/** Whether the fleet tests can run here: a Redis was given, or one can be started. */
+export function redisAvailable(): boolean {
+  if (process.env['REDIS_URL'] !== undefined) return true;
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Under CI a missing Redis fails instead of skipping: the fleet is part of what CI must check. */
+export function requireRedis(): void {
+  if (process.env['CI'] === 'true' && !redisAvailable()) throw new Error(`CI=true but ${REDIS_MISSING}`);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * The given Redis, or a fresh one of our own on a free loopback port, once it answers PING. `own: true`
+ * always starts one (a test that restarts or kills its Redis must not touch the shared one). Tests that
+ * share a Redis keep apart by their queue names and key prefixes.
+ */
+export async function startRedis(options: { readonly own?: boolean } = {}): Promise<TestRedis> {
+  const given = process.env['REDIS_URL'];
+  if (given !== undefined && options.own !== true) return { url: given, stop: async () => undefined };
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'toolstream-redis-'));
+  const server: ChildProcess = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.includes('PONG')) {
+      return {
+        url,
+        stop: () =>
+          new Promise<void>((resolve) => {
+            server.once('exit', () => (rmSync(dir, { recursive: true, force: true }), resolve()));
+            server.kill('SIGTERM');
+          }),
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  server.kill('SIGKILL');
+  throw new Error(`redis-server did not answer PING on ${url}`);
+}
