@@ -148,11 +148,27 @@ const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 export function defineTool<Input extends $ZodType, Output>(
   definition: ToolDefinition<Input, Output>,
 ): Tool<Input, Output> {
+  const facts = toolFacts('defineTool', definition);
+  const { execute, render } = definition;
+  if (typeof execute !== 'function') throw new ConfigError('defineTool', 'execute', 'a function', execute);
+  if (render !== undefined && typeof render !== 'function') throw new ConfigError('defineTool', 'render', 'a function (value) => string', render);
+  return Object.freeze({ ...facts, execute, render });
+}
+
+/** What a tool is, without its body: everything {@link defineTool} checks but `execute` and `render`. */
+export type ToolFacts<Input extends $ZodType = $ZodType> = Omit<Tool<Input>, 'execute' | 'render'>;
+
+/**
+ * Checks a tool's facts (name, description, schema, mode, timeout, onError, idempotent) and fills in
+ * their defaults. Shared by `defineTool` and `toolContract`, so a contract and a tool agree on what is valid.
+ * @throws {ConfigError} naming `where` and the field
+ */
+export function toolFacts<Input extends $ZodType>(where: ConfigError['where'], definition: Omit<ToolDefinition<Input>, 'execute' | 'render'>): ToolFacts<Input> {
   const fail = (option: string, expected: string, received: unknown): never => {
-    throw new ConfigError('defineTool', option, expected, received);
+    throw new ConfigError(where, option, expected, received);
   };
   if (typeof definition !== 'object' || definition === null) fail('definition', 'an object', definition);
-  const { name, description, input, mode = 'exclusive', timeoutMs, onError, idempotent = false, execute, render } = definition;
+  const { name, description, input, mode = 'exclusive', timeoutMs, onError, idempotent = false } = definition;
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     fail('name', '1-128 characters of letters, digits, "_", "-", "." or ":"', name);
   }
@@ -165,10 +181,8 @@ export function defineTool<Input extends $ZodType, Output>(
   if (onError !== undefined && onError !== 'cancel-rest' && onError !== 'continue') {
     fail('onError', '"cancel-rest" or "continue"', onError);
   }
-  if (typeof execute !== 'function') fail('execute', 'a function', execute);
-  if (render !== undefined && typeof render !== 'function') fail('render', 'a function (value) => string', render);
   if (typeof idempotent !== 'boolean') fail('idempotent', 'a boolean', idempotent);
-  return Object.freeze({ name, description, input, mode, timeoutMs, onError, idempotent, execute, render });
+  return { name, description, input, mode, timeoutMs, onError, idempotent };
 }
 
 function isSchema(value: unknown): value is $ZodType {

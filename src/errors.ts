@@ -39,7 +39,12 @@ export class ConfigError extends TypeError {
       | 'toOpenAIResponsesTools'
       | 'fromOpenAIResponsesStream'
       | 'toOpenAIResponsesInput'
-      | 'runOpenAIResponsesTurn',
+      | 'runOpenAIResponsesTurn'
+      | 'toolContract'
+      | 'implementTool'
+      | 'remoteTools'
+      | 'createToolWorker'
+      | 'redisJournal',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,

@@ -5,7 +5,9 @@ export type { PipelineOptions, RetentionBudget } from './options.js';
 
 // Defining tools
 export { defineTool } from './defineTool.js';
-export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolMode, ToolOutput } from './defineTool.js';
+export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './defineTool.js';
+export { implementTool, isToolContract, toolContract } from './toolContract.js';
+export type { ToolContract, ToolContractDefinition } from './toolContract.js';
 
 // Calls and results
 export type { ToolCall } from './toolCall.js';

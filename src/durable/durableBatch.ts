@@ -7,6 +7,7 @@ import { holdUntil } from '../internal/holdUntil.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import { attachProgramJournal, isDurableProgram } from '../internal/durableProgram.js';
+import { attachDurableCall, isReattaching } from '../internal/reattach.js';
 import { snapshotValue } from '../internal/snapshot.js';
 import type { PipelineSettings } from '../options.js';
 import type { Approver, PrePolicy } from '../policy/types.js';
@@ -200,6 +201,7 @@ export class DurableBatch {
         }
         if (record.status !== undefined) return;
         if (isDurableProgram(record.tool)) attachProgramJournal(record, this.#programJournal(record));
+        attachDurableCall(record, { turn: this.turn, index: record.index, resumed: this.plan?.journaled.get(record.index)?.started === true });
         // The last check before the body: `started` is durable before it is invoked.
         record.addStartCheck({
           policy: '(journal)',
@@ -288,11 +290,12 @@ export class DurableBatch {
 
   /**
    * Resuming: a call that finished is replayed; one that started and never finished is not run again —
-   * unless its tool is idempotent, or a program (it runs again, its sub-calls answered from its journal).
+   * unless its tool is idempotent, a program (it runs again, its sub-calls answered from its journal), or
+   * re-attaching (its body finds the job it started before).
    */
   #restore(record: CallRecord, call: JournaledCall): void {
     if (call.finished !== undefined) return replay(record, call.finished);
-    if (call.started && record.tool?.idempotent !== true && !isDurableProgram(record.tool)) {
+    if (call.started && record.tool?.idempotent !== true && !runsAgain(record.tool)) {
       record.fail('error', {
         code: 'outcome_unknown',
         message: `Tool "${record.name}" was started by a process that stopped before it finished; it may or may not have taken effect, and it is not run again (it is not idempotent).`,
@@ -340,13 +343,19 @@ export class DurableBatch {
       }
       const call = plan.journaled.get(request.index);
       // An answer journaled before admits the call it was given for, without asking again: one whose
-      // body never started (its process stopped in between), or a program running again.
-      if (call?.answered !== undefined && (!call.started || isDurableProgram(request.tool))) return call.answered;
+      // body never started (its process stopped in between), a program running again, or a body that
+      // re-attaches to the job it started.
+      if (call?.answered !== undefined && (!call.started || runsAgain(request.tool))) return call.answered;
       if (call?.pending !== undefined) return 'suspend';
       if (approve === undefined) throw new Error('no approver is configured');
       return approve(request, signal);
     };
   }
+}
+
+/** A started call of this tool runs again on resume without repeating its effect. */
+function runsAgain(tool: CallRecord['tool']): boolean {
+  return isDurableProgram(tool) || isReattaching(tool);
 }
 
 /** A value as JSON data for the journal; one without a JSON form (a transform's BigInt) is noted as such. */

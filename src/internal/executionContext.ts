@@ -1,6 +1,7 @@
 import type { ToolContext } from '../defineTool.js';
 import type { CallRecord } from './callRecord.js';
 import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from './durableProgram.js';
+import { DURABLE_CALL, durableCallOfRecord, type DurableCall } from './reattach.js';
 
 /** What the context needs from the pool. */
 export interface CancelRestTarget {
@@ -39,6 +40,11 @@ export class ExecutionContext implements ToolContext {
   /** The journal of a program's sub-calls, in a durable turn (read by `run_code`'s body, nobody else). */
   get [PROGRAM_JOURNAL](): ProgramJournal | undefined {
     return programJournalOfRecord(this.#record);
+  }
+
+  /** Where the call stands in its durable turn (read by a remote tool's body, to name its job). */
+  get [DURABLE_CALL](): DurableCall | undefined {
+    return durableCallOfRecord(this.#record);
   }
 
   cancelRest(): void {
