@@ -26,7 +26,7 @@ import type { PendingApproval } from './durable/types.js';
  * | `blocked`        | `error`     | a post-execute policy withheld the output                     |
  * | `approval_pending` | `suspended` | the approver suspended the call: it waits for `resume` with an answer (durable turns) |
  * | `behind_suspended` | `suspended` | it waits behind a suspended call it may not overtake (a barrier) |
- * | `outcome_unknown` | `error`    | the process running it stopped before it finished; it may or may not have taken effect |
+ * | `outcome_unknown` | `error`    | the process running it (a crashed agent, or a remote tool's worker) stopped before it finished; it may or may not have taken effect |
  *
  * @example
  * ```ts
@@ -236,8 +236,9 @@ export interface BehindSuspendedError {
 }
 
 /**
- * A resumed turn found the call started and never finished: the process running it stopped. Its tool
- * is not `idempotent`, so it is not run again; it may or may not have taken effect.
+ * The process running the call's body stopped before it finished — a resumed turn found the call
+ * started and never finished, or the worker running a remote tool's job died mid-body. Its tool is not
+ * `idempotent`, so it is not run again; it may or may not have taken effect.
  */
 export interface OutcomeUnknownError {
   readonly code: 'outcome_unknown';

@@ -9,6 +9,7 @@ import { BodyRun } from './bodyRun.js';
 import { BodySuspended } from './bodySuspended.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
+import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
 
@@ -141,7 +142,8 @@ export class CallPool implements BodySink {
     if (record.status === undefined) {
       record.endedAt = performance.now();
       if (error instanceof BodySuspended) return this.suspendBody(record, error);
-      record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error }, partial);
+      if (error instanceof OutcomeUnknown) record.fail('error', { code: 'outcome_unknown', message: `Tool "${record.name}": ${describeError(error)}` });
+      else record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error }, partial);
       this.failed(record);
     }
     this.pump();

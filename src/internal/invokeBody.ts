@@ -2,6 +2,7 @@ import { from, isObservable, observable as observableSymbol, type ObservableInpu
 import type { ToolContext } from '../defineTool.js';
 import { ItemRetainer } from '../retain/itemRetainer.js';
 import type { CallRecord } from './callRecord.js';
+import { handedOffStream } from './streamHandoff.js';
 
 /** Where a body's outcome goes. */
 export interface BodySink {
@@ -14,6 +15,7 @@ export interface BodySink {
  * ignore). The body may return a value, a thenable, an Observable (or interop observable) or an
  * AsyncIterable; a synchronous throw, a rejection and a stream error are all failures. Streamed items
  * are collected into an array, keeping the first `maxItems` and counting the rest into `record.omitted`.
+ * A promise that resolves with a `streamHandoff` (see there) is collected as the stream it hands off.
  */
 export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext, maxItems: number): void {
   let output: unknown;
@@ -24,7 +26,11 @@ export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext,
       if (typeof then === 'function') {
         (then as PromiseLike<unknown>['then']).call(
           output,
-          (value) => sink.resolveBody(record, value, false),
+          (value) => {
+            const handedOff = handedOffStream(value);
+            if (handedOff === undefined) sink.resolveBody(record, value, false);
+            else void collectAsyncIterable(sink, record, handedOff, new ItemRetainer(maxItems));
+          },
           (error: unknown) => sink.rejectBody(record, error, undefined),
         );
         return;
