@@ -44,6 +44,7 @@ export class ConfigError extends TypeError {
       | 'implementTool'
       | 'remoteTools'
       | 'createToolWorker'
+      | 'setFleetLimits'
       | 'redisJournal',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,

@@ -1,0 +1,65 @@
+import { Redis } from 'ioredis';
+import type { ConnectionOptions } from 'bullmq';
+import { ConfigError } from '../errors.js';
+import { isObject } from '../internal/validate.js';
+
+/** BullMQ's key prefix when none is given: every key and channel of a fleet starts with it. */
+export const DEFAULT_PREFIX = 'toolstream';
+
+type Where = 'remoteTools' | 'createToolWorker' | 'setFleetLimits';
+
+/** Throws the `ConfigError` of `where` for `option`. */
+export function failer(where: Where): (option: string, expected: string, received: unknown) => never {
+  return (option, expected, received) => {
+    throw new ConfigError(where, option, expected, received);
+  };
+}
+
+/** Checks the options every side shares: the connection, a queue name, the prefix. */
+export function checkConnection(where: Where, connection: unknown): ConnectionOptions {
+  if (!(connection instanceof Redis) && !isObject(connection)) {
+    failer(where)('connection', 'ioredis options (e.g. { host, port } or { url }) or an ioredis instance', connection);
+  }
+  return connection as ConnectionOptions;
+}
+
+const NAME = /^[^:\s]{1,200}$/;
+
+export function checkName(where: Where, option: string, value: unknown): string {
+  if (typeof value !== 'string' || !NAME.test(value)) failer(where)(option, 'a name of 1-200 characters without ":" or spaces', value);
+  return value as string;
+}
+
+/** The shared secret that signs jobs: at least 32 bytes, as for approval tokens. */
+export function checkSecret(where: Where, secret: unknown): Buffer {
+  const bytes = typeof secret === 'string' ? Buffer.byteLength(secret) : secret instanceof Uint8Array ? secret.byteLength : -1;
+  if (bytes < 32) {
+    failer(where)('secret', 'a string or Uint8Array of at least 32 bytes, the same the workers have (it signs every job; keep it secret)', secret === undefined ? undefined : '(too short)');
+  }
+  return Buffer.from(secret as string | Uint8Array);
+}
+
+/**
+ * A connection of our own (pub/sub, item streams, cancel markers), closed by whoever opened it: a
+ * duplicate of a given ioredis instance, or a new client from the options.
+ */
+export function openRedis(connection: ConnectionOptions): Redis {
+  const redis = connection instanceof Redis ? connection.duplicate() : fromOptions(connection as Record<string, unknown>);
+  redis.on('error', () => undefined); // ioredis reconnects by itself; commands meanwhile fail and are retried by their callers
+  return redis;
+}
+
+function fromOptions({ url, ...options }: Record<string, unknown>): Redis {
+  const settings = { ...options, maxRetriesPerRequest: null };
+  return typeof url === 'string' ? new Redis(url, settings) : new Redis(settings);
+}
+
+/** Quits a connection we opened; one that cannot quit (Redis is gone) is disconnected. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  try {
+    if (redis.status === 'end') return;
+    await redis.quit();
+  } catch {
+    redis.disconnect();
+  }
+}

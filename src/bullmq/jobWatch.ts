@@ -1,0 +1,49 @@
+/** How a job ended, as the agent learns it (from an event or from job state). */
+export type JobOutcome =
+  | { readonly kind: 'completed'; readonly returnvalue: unknown }
+  | { readonly kind: 'failed'; readonly reason: string }
+  /** The job is not in Redis (removed before it ran, expired, lost) or the agent closed. */
+  | { readonly kind: 'gone'; readonly why: string };
+
+/**
+ * One job an agent waits for: settled once, by whichever source learns its outcome first (an event,
+ * a reconcile from job state, a cancel that removed it); woken on every notice that its stream grew.
+ */
+export class JobWatch {
+  /** `queue.add` returned: from now on, a job missing from Redis is gone, not yet to come. */
+  added = false;
+  outcome: JobOutcome | undefined = undefined;
+  readonly settled: Promise<JobOutcome>;
+  #resolve!: (outcome: JobOutcome) => void;
+  /** Woken on the next change (items or outcome). */
+  #change: { promise: Promise<void>; resolve: () => void } | undefined = undefined;
+
+  constructor(readonly id: string) {
+    this.settled = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  settle(outcome: JobOutcome): void {
+    if (this.outcome !== undefined) return;
+    this.outcome = outcome;
+    this.#resolve(outcome);
+    this.changed();
+  }
+
+  /** The job's stream has new items (or its outcome is known). */
+  changed(): void {
+    const change = this.#change;
+    this.#change = undefined;
+    change?.resolve();
+  }
+
+  /** Resolves on the next change; at once when the outcome is known. */
+  nextChange(): Promise<void> {
+    if (this.outcome !== undefined) return Promise.resolve();
+    if (this.#change === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#change = { promise, resolve };
+    }
+    return this.#change.promise;
+  }
+}

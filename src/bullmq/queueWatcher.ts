@@ -1,0 +1,126 @@
+import { Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
+import { closeRedis, openRedis } from './fleetOptions.js';
+import { JobWatch, type JobOutcome } from './jobWatch.js';
+
+/** How many jobs one reconcile round asks Redis about at once. */
+const RECONCILE_BATCH = 200;
+
+/**
+ * The agent's side of one queue: adds jobs, and learns how each one it waits for ends. Completion never
+ * depends on events alone — `QueueEvents` reads a capped stream, and a lagging reader loses events —
+ * so every job still outstanding is also looked up in job state every `reconcileMs`, and at once when
+ * a connection comes back. Whichever learns first settles the job's watch; the rest is ignored.
+ */
+export class QueueWatcher {
+  readonly queue: Queue;
+  readonly keys: FleetKeys;
+  readonly #events: QueueEvents;
+  /** The connection `QueueEvents` blocks on, when we had to open it (the caller gave an instance). */
+  readonly #eventsRedis: Redis | undefined;
+  readonly #watches = new Map<string, JobWatch>();
+  #timer: NodeJS.Timeout | undefined = undefined;
+  #reconciling = false;
+  #closed = false;
+
+  constructor(
+    name: string,
+    connection: ConnectionOptions,
+    prefix: string,
+    /** For cancel markers and the cancel channel. */
+    private readonly commands: Redis,
+    private readonly reconcileMs: number,
+  ) {
+    this.keys = new FleetKeys(prefix, name);
+    this.queue = new Queue(name, { connection, prefix });
+    // A given ioredis instance is shared by BullMQ; a blocking reader needs a connection of its own.
+    this.#eventsRedis = isOptions(connection) ? undefined : openRedis(connection);
+    this.#events = new QueueEvents(name, { connection: this.#eventsRedis ?? connection, prefix });
+    // Reconnects are theirs; what they miss meanwhile, reconcile finds.
+    this.queue.on('error', () => undefined);
+    this.#events.on('error', () => undefined);
+    this.#events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, { kind: 'completed', returnvalue }));
+    this.#events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, { kind: 'failed', reason: failedReason }));
+  }
+
+  /** Starts watching `id` (before it is added, so no event is missed). */
+  watch(id: string): JobWatch {
+    let watch = this.#watches.get(id);
+    if (watch === undefined) {
+      watch = new JobWatch(id);
+      this.#watches.set(id, watch);
+      void watch.settled.then(() => this.#watches.get(id) === watch && this.#watches.delete(id));
+    }
+    this.#timer ??= setInterval(() => void this.reconcile(), this.reconcileMs);
+    return watch;
+  }
+
+  /** The job's stream grew (a worker said so). */
+  itemsAdded(id: string): void {
+    this.#watches.get(id)?.changed();
+  }
+
+  /**
+   * Cancels the job: marks it cancelled (a worker about to start it checks the mark), tells the workers
+   * (the one running it aborts its body's signal) and removes it if it still waits (it then never runs,
+   * and its watch settles as gone).
+   */
+  async cancel(id: string): Promise<void> {
+    await this.commands.multi().set(this.keys.cancelMarker(id), '1', 'PX', CANCEL_MARKER_MS).publish(this.keys.cancelChannel, id).exec();
+    if ((await this.queue.remove(id)) === 1) this.#settle(id, { kind: 'gone', why: 'it was cancelled before it started' });
+  }
+
+  /** Looks every added, unsettled job up in job state (batched), settling those that ended. */
+  async reconcile(only?: readonly JobWatch[]): Promise<void> {
+    if (this.#closed) return;
+    if (only === undefined) {
+      if (this.#watches.size === 0) return this.#stopTimer();
+      if (this.#reconciling) return; // a slow Redis: one round at a time
+      this.#reconciling = true;
+    }
+    try {
+      const watches = (only ?? [...this.#watches.values()]).filter((watch) => watch.added && watch.outcome === undefined);
+      for (let start = 0; start < watches.length; start += RECONCILE_BATCH) {
+        const batch = watches.slice(start, start + RECONCILE_BATCH);
+        const states = await Promise.all(batch.map((watch) => this.queue.getJobState(watch.id)));
+        await Promise.all(batch.map((watch, i) => this.#settleFromState(watch, states[i]!)));
+      }
+    } catch {
+      // Redis is away: the next round (or the reconnect) tries again.
+    } finally {
+      if (only === undefined) this.#reconciling = false;
+    }
+  }
+
+  async #settleFromState(watch: JobWatch, state: string): Promise<void> {
+    if (state === 'unknown') return this.#settle(watch.id, { kind: 'gone', why: 'the job is no longer in Redis (removed or expired)' });
+    if (state !== 'completed' && state !== 'failed') return;
+    const job = await this.queue.getJob(watch.id);
+    if (job === undefined) return this.#settle(watch.id, { kind: 'gone', why: 'the job is no longer in Redis (removed or expired)' });
+    this.#settle(watch.id, state === 'completed' ? { kind: 'completed', returnvalue: job.returnvalue } : { kind: 'failed', reason: job.failedReason });
+  }
+
+  #settle(id: string, outcome: JobOutcome): void {
+    this.#watches.get(id)?.settle(outcome);
+  }
+
+  #stopTimer(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Closes its connections; every job still waited for settles as gone. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#stopTimer();
+    for (const watch of this.#watches.values()) watch.settle({ kind: 'gone', why: 'remoteTools was closed while it waited for the job' });
+    this.#watches.clear();
+    await Promise.allSettled([this.queue.close(), this.#events.close()]);
+    if (this.#eventsRedis !== undefined) await closeRedis(this.#eventsRedis);
+  }
+}
+
+function isOptions(connection: ConnectionOptions): boolean {
+  return typeof (connection as { duplicate?: unknown }).duplicate !== 'function';
+}

@@ -1,0 +1,259 @@
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
+import { safeParse } from 'zod/v4/core';
+import type { AnyTool, ToolContext } from '../defineTool.js';
+import { describeError } from '../internal/describe.js';
+import { formatIssues } from '../internal/formatIssues.js';
+import { deepFreeze } from '../internal/snapshot.js';
+import { isCount, isPositiveDuration } from '../internal/validate.js';
+import { FleetKeys } from './fleetKeys.js';
+import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
+import { refusal, type JobPayload } from './jobPayload.js';
+import { failureReason, type WorkerFailureCode } from './remoteToolError.js';
+
+/** Options of {@link createToolWorker}. */
+export interface ToolWorkerOptions {
+  /** BullMQ's connection: ioredis options or an ioredis instance (duplicated, never closed by us). */
+  readonly connection: ConnectionOptions;
+  /** The queue it takes jobs from. */
+  readonly queue: string;
+  /** The tools it runs (`implementTool(contract, body)`), at most one per name. */
+  readonly tools: readonly AnyTool[];
+  /** How many bodies it runs at once. @default 1 */
+  readonly concurrency?: number;
+  /** The secret the agents sign jobs with: at least 32 bytes. */
+  readonly secret: string | Uint8Array;
+  /** BullMQ's key prefix; the same as the agents'. @default 'toolstream' */
+  readonly prefix?: string;
+  /**
+   * The job lock's duration: a worker that dies is noticed at most about `2 × lockMs` later (the lock
+   * lapses within `lockMs`, the stall check runs every `lockMs / 2` and needs two looks). @default 5000
+   */
+  readonly lockMs?: number;
+}
+
+/** A running worker: {@link createToolWorker}. */
+export interface ToolWorker {
+  /**
+   * Resolves once it takes jobs and hears cancels (its connections are up): for health checks and
+   * tests. Jobs added before are not lost; they wait in the queue.
+   */
+  ready(): Promise<void>;
+  /** Stops taking jobs, waits for the bodies running, and closes every connection it opened. */
+  close(): Promise<void>;
+}
+
+/** What a completed job returns: the body's value (`v`), or how many items it streamed (`s`). */
+export type JobReturn = { readonly k: 'v'; readonly value: unknown } | { readonly k: 's'; readonly n: number };
+
+const DEFAULT_LOCK_MS = 5000;
+
+/**
+ * A worker process's side of a fleet: takes the jobs of `queue` that agents' `remoteTools` add, and
+ * runs their bodies.
+ *
+ * 1. A job not signed with `secret` (or copied under another id or queue) fails at once, unrecoverably,
+ *    without running anything; so does one whose tool it does not have, or whose deadline passed.
+ * 2. The arguments are validated again with the tool's schema; rejected ones fail the job with the
+ *    schema's issues (the agent's call gets an error result).
+ * 3. The body runs with a `ctx` like the pipeline's: `callId`, `index`, `turn`, and a `signal` that aborts
+ *    when the agent cancels the call (through a Redis channel every worker listens on, and a marker
+ *    checked just before the body starts) and at the job's deadline. `cancelRest()` is a no-op: the
+ *    turn lives in the agent.
+ * 4. Its value goes back raw; a stream (Observable or AsyncIterable) goes back item by item while the
+ *    body runs.
+ * 5. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
+ *    tool's job runs again on another worker, any other fails as `outcome_unknown` and never runs twice.
+ *    BullMQ renews the lock while a body runs, so bodies may take hours — but a body must not block the
+ *    worker's event loop for `lockMs` or longer (the lock would lapse and the job count as stalled).
+ *
+ * @throws {ConfigError} (`where: 'createToolWorker'`) for a malformed option.
+ *
+ * @example
+ * ```ts
+ * import { implementTool } from 'toolstream';
+ * import { createToolWorker } from 'toolstream/bullmq';
+ * import { renderPage } from './contracts.js';
+ *
+ * const worker = createToolWorker({
+ *   connection: { url: process.env.REDIS_URL },
+ *   queue: 'browsers',
+ *   secret: process.env.FLEET_SECRET!,
+ *   concurrency: 4,
+ *   tools: [implementTool(renderPage, ({ url }, { signal }) => browse(url, signal))],
+ * });
+ * process.once('SIGTERM', () => void worker.close());
+ * ```
+ */
+export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
+  const fail = failer('createToolWorker');
+  if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
+  const { tools, concurrency = 1, prefix = DEFAULT_PREFIX, lockMs = DEFAULT_LOCK_MS } = options;
+  const connection = checkConnection('createToolWorker', options.connection);
+  const queue = checkName('createToolWorker', 'queue', options.queue);
+  const secret = checkSecret('createToolWorker', options.secret);
+  checkName('createToolWorker', 'prefix', prefix);
+  if (!isCount(concurrency, 1)) fail('concurrency', 'an integer of at least 1', concurrency);
+  if (!isPositiveDuration(lockMs) || lockMs < 100) fail('lockMs', 'at least 100 milliseconds', lockMs);
+  if (!Array.isArray(tools)) fail('tools', 'an array of tools (implementTool(contract, body))', tools);
+  const byName = new Map<string, AnyTool>();
+  tools.forEach((tool, i) => {
+    if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function' || typeof tool.name !== 'string') {
+      fail(`tools[${i}]`, 'a tool (implementTool(contract, body) or defineTool)', tool);
+    }
+    if (byName.has(tool.name)) fail(`tools[${i}].name`, 'unique among the tools', tool.name);
+    byName.set(tool.name, tool);
+  });
+
+  const keys = new FleetKeys(prefix, queue);
+  const commands = openRedis(connection);
+  const subscriber = openRedis(connection);
+  const run = new JobRunner(byName, keys, secret, commands);
+  const worker = new Worker(queue, (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal), {
+    connection,
+    prefix,
+    concurrency,
+    lockDuration: lockMs,
+    stalledInterval: Math.max(50, Math.round(lockMs / 2)),
+    maxStalledCount: 1,
+  });
+  worker.on('error', () => undefined); // BullMQ reconnects; a job whose lock lapsed is recovered by the stall check
+  subscriber.on('message', (_channel: string, jobId: string) => void worker.cancelJob(jobId, 'cancelled by the agent'));
+  const listening = subscriber.subscribe(keys.cancelChannel);
+  listening.catch(() => undefined);
+
+  let closed: Promise<void> | undefined;
+  return Object.freeze({
+    ready: async () => {
+      await Promise.all([worker.waitUntilReady(), listening]);
+    },
+    close: () =>
+      (closed ??= (async () => {
+        await closeRedis(subscriber);
+        await worker.close();
+        await closeRedis(commands);
+      })()),
+  });
+}
+
+/** Runs one job's body; a failure is thrown with a `[code] text` reason the agent reads back. */
+class JobRunner {
+  constructor(
+    private readonly tools: ReadonlyMap<string, AnyTool>,
+    private readonly keys: FleetKeys,
+    private readonly secret: Buffer,
+    private readonly commands: Redis,
+  ) {}
+
+  async process(job: Job, jobSignal: AbortSignal | undefined): Promise<JobReturn> {
+    const jobId = job.id!;
+    const why = refusal(this.secret, job.data, { jobId, prefix: this.keys.prefix, queue: this.keys.queue });
+    if (why !== undefined) refuse('refused', `Job ${jobId} refused by the worker: ${why}. Nothing ran.`);
+    const payload = job.data as JobPayload;
+    const tool = this.tools.get(payload.tool);
+    if (tool === undefined) {
+      refuse('unknown_tool', `No tool "${payload.tool}" on the workers of queue "${this.keys.queue}" (they have: ${[...this.tools.keys()].join(', ') || 'none'}).`);
+    }
+    if (job.attemptsStarted > 1 && !tool.idempotent) {
+      refuse('outcome_unknown', 'the worker running it stopped before it finished, and it is not idempotent, so it was not run again; it may or may not have taken effect.');
+    }
+    const { deadline } = payload;
+    if (deadline !== null && Date.now() >= deadline) refuse('timeout', 'its deadline passed before a worker could start it; it did not run.');
+    let parsed: ReturnType<typeof safeParse>;
+    try {
+      parsed = safeParse(tool.input, payload.args);
+    } catch (error) {
+      refuse('invalid_args', `The input schema of tool "${tool.name}" failed on the worker: ${describeError(error)}`);
+    }
+    if (!parsed.success) {
+      refuse('invalid_args', `Invalid arguments for tool "${tool.name}" (checked on the worker):\n${formatIssues(parsed.error.issues)}`);
+    }
+    // The marker closes the race where the job became active after the agent's remove failed and
+    // before this worker could hear the cancel: checked after BullMQ registered the job's signal.
+    if (jobSignal?.aborted === true || (await this.commands.exists(this.keys.cancelMarker(jobId))) === 1) {
+      refuse('cancelled', 'the call was cancelled before its body started; it did not run.');
+    }
+    const body = new BodySignal(jobSignal, deadline);
+    try {
+      const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, cancelRest: () => undefined };
+      const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
+      if (isStreamOutput(output)) return { k: 's', n: await this.#stream(jobId, output, payload.keepMs, body.signal) };
+      return { k: 'v', value: await output };
+    } catch (error) {
+      const code: WorkerFailureCode = body.signal.aborted ? (body.timedOut ? 'timeout' : 'cancelled') : 'tool_failed';
+      throw new Error(failureReason(code, describeError(error)));
+    } finally {
+      body.dispose();
+    }
+  }
+
+  /** Writes each item to the job's stream as it comes (in order, awaited), and tells the agents. */
+  async #stream(jobId: string, output: AsyncIterable<unknown> | ObservableInput<unknown>, keepMs: number, signal: AbortSignal): Promise<number> {
+    const key = this.keys.items(jobId);
+    let count = 0;
+    const write = async (item: unknown) => {
+      await this.commands.multi().xadd(key, '*', 'v', JSON.stringify(item) ?? 'null').pexpire(key, keepMs).publish(this.keys.itemsChannel, jobId).exec();
+      count++;
+    };
+    if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
+      for await (const item of output as AsyncIterable<unknown>) await write(item);
+      return count;
+    }
+    await new Promise<void>((resolve, reject) => {
+      let written = Promise.resolve();
+      const subscription = from(output as ObservableInput<unknown>).subscribe({
+        next: (item) => (written = written.then(() => write(item))),
+        error: (error: unknown) => void written.then(() => reject(error), reject),
+        complete: () => void written.then(resolve, reject),
+      });
+      signal.addEventListener('abort', () => subscription.unsubscribe(), { once: true });
+    });
+    return count;
+  }
+}
+
+function refuse(code: WorkerFailureCode, text: string): never {
+  throw new UnrecoverableError(failureReason(code, text));
+}
+
+function isStreamOutput(output: unknown): output is AsyncIterable<unknown> | ObservableInput<unknown> {
+  if ((typeof output !== 'object' || output === null) && typeof output !== 'function') return false;
+  if (typeof (output as PromiseLike<unknown>).then === 'function') return false;
+  return (
+    isObservable(output) ||
+    typeof (output as Record<symbol, unknown>)[observableSymbol as symbol] === 'function' ||
+    typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
+  );
+}
+
+/** The body's signal: aborted with the job's (the agent cancelled) or at the job's deadline. */
+class BodySignal {
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #onAbort = () => this.#controller.abort(new DOMException('the call was cancelled', 'AbortError'));
+  timedOut = false;
+
+  constructor(
+    private readonly job: AbortSignal | undefined,
+    deadline: number | null,
+  ) {
+    if (job?.aborted === true) this.#onAbort();
+    else job?.addEventListener('abort', this.#onAbort, { once: true });
+    if (deadline !== null) {
+      this.#timer = setTimeout(() => {
+        this.timedOut = !this.#controller.signal.aborted;
+        this.#controller.abort(new DOMException('the job\'s deadline passed', 'TimeoutError'));
+      }, Math.max(0, deadline - Date.now()));
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  dispose(): void {
+    clearTimeout(this.#timer);
+    this.job?.removeEventListener('abort', this.#onAbort);
+  }
+}

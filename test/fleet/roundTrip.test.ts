@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { remoteTools, type RemoteTools } from '../../src/bullmq/index.js';
+import { createPipeline, defineTool } from '../../src/index.js';
+import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { barrier, echo, sleep } from './support/contracts.js';
+import { intervals, maxOverlap, SECRET, testFleet, WITH_REDIS, type TestFleet } from './support/fleet.js';
+
+requireRedis();
+
+describe.skipIf(!redisAvailable())(`remote tools: a round trip through BullMQ to worker processes (${WITH_REDIS})`, () => {
+  let redis: TestRedis;
+  let fleet: TestFleet;
+  let remote: RemoteTools;
+  const queue = `q-${randomUUID()}`;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    fleet = testFleet(redis.url);
+    await fleet.start(2, [{ queue, concurrency: 8 }]);
+    remote = remoteTools([echo, sleep, barrier], { connection: { url: redis.url }, queue, prefix: fleet.prefix, secret: SECRET });
+  });
+  afterAll(async () => {
+    await remote?.close();
+    await fleet?.stop();
+    await redis?.stop();
+  });
+
+  it('a remote tool returns the worker\'s value, raw; local and remote tools mix in one pipeline, results in model order', async () => {
+    const local = defineTool({ name: 'local', description: 'l', input: z.object({}), mode: 'parallel', execute: () => ({ pid: process.pid }) });
+    const pipeline = createPipeline({ tools: [...remote.tools, local] });
+    const results = await pipeline.run([
+      { id: 'a', name: 'sleep', args: { ms: 150 } },
+      { id: 'b', name: 'echo', args: { text: 'hi' } },
+      { id: 'c', name: 'local', args: {} },
+    ]);
+    expect(results.map((r) => [r.id, r.status])).toEqual([['a', 'ok'], ['b', 'ok'], ['c', 'ok']]);
+    const workerPids = fleet.workers.map((child) => child.pid);
+    expect(workerPids).toContain((results[0]!.value as { pid: number }).pid);
+    expect(results[1]!.value).toMatchObject({ echo: 'hi' });
+    expect(workerPids).toContain((results[1]!.value as { pid: number }).pid);
+    expect(results[2]!.value).toEqual({ pid: process.pid });
+    expect(results[1]!.content).toContain('"echo":"hi"'); // rendered in the agent
+  });
+
+  it('the per-turn pool limit and an exclusive barrier hold on the workers\' side', async () => {
+    const pipeline = createPipeline({ tools: remote.tools, concurrency: 3 });
+    const calls = [
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `p${i}`, name: 'sleep', args: { ms: 60 } })),
+      { id: 'x', name: 'barrier', args: { ms: 60 } },
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `q${i}`, name: 'sleep', args: { ms: 60 } })),
+    ];
+    const results = await pipeline.run(calls);
+    expect(results.every((r) => r.status === 'ok')).toBe(true);
+    const events = fleet.events().filter((event) => calls.some((call) => call.id === event.callId));
+    expect(maxOverlap(events)).toBeLessThanOrEqual(3);
+    expect(maxOverlap(events)).toBeGreaterThan(1); // the workers did run them side by side
+    const runs = intervals(events);
+    const x = runs.get('x')!;
+    for (const [id, run] of runs) if (id !== 'x') expect(run.end <= x.start || run.start >= x.end, `${id} overlaps the barrier`).toBe(true);
+  });
+});

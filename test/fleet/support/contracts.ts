@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { toolContract } from '../../../src/index.js';
+
+/** The contracts of the fleet tests, shared by the agent (the test) and the worker processes. */
+export const echo = toolContract({ name: 'echo', description: 'Echo a text', input: z.object({ text: z.string() }), mode: 'parallel' });
+
+/** Sleeps `ms` honouring its signal; the worker logs start, end and the moment it saw its signal abort. */
+export const sleep = toolContract({ name: 'sleep', description: 'Sleep', input: z.object({ ms: z.int().nonnegative() }), mode: 'parallel' });
+
+/** Like sleep, but idempotent: a worker's death runs it again elsewhere. */
+export const sleepIdempotent = toolContract({ name: 'sleep_idempotent', description: 'Sleep', input: z.object({ ms: z.int().nonnegative() }), mode: 'parallel', idempotent: true });
+
+/** Like sleep, but a barrier. */
+export const barrier = toolContract({ name: 'barrier', description: 'Sleep alone', input: z.object({ ms: z.int().nonnegative() }), mode: 'exclusive' });
+
+/** Sleeps `ms` and ignores its signal. */
+export const stubborn = toolContract({ name: 'stubborn', description: 'Sleep, deaf', input: z.object({ ms: z.int().nonnegative() }), mode: 'parallel' });
+
+/** The agent's schema takes any number; the workers' (`strictOnWorker`) only up to 10. */
+export const strict = toolContract({ name: 'strict', description: 'A number', input: z.object({ n: z.number() }), mode: 'parallel' });
+export const strictOnWorker = toolContract({ name: 'strict', description: 'A number', input: z.object({ n: z.number().max(10) }), mode: 'parallel' });
+
+/** Streams `count` items `gapMs` apart (failing after `failAt` items when given); logs each item's time. */
+export const items = toolContract({
+  name: 'items',
+  description: 'Stream numbers',
+  input: z.object({ count: z.int().nonnegative(), gapMs: z.int().nonnegative(), failAt: z.int().optional() }),
+  mode: 'parallel',
+});
+
+/** Throws with the given message. */
+export const fails = toolContract({ name: 'fails', description: 'Throw', input: z.object({ message: z.string() }), mode: 'parallel' });
+
+/** Known to the agent only: no worker has it. */
+export const nowhere = toolContract({ name: 'nowhere', description: 'No worker runs it', input: z.object({}), mode: 'parallel' });

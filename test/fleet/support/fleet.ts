@@ -1,0 +1,134 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { REDIS_MISSING, redisAvailable } from '../../support/redis.js';
+import type { WorkerEvent } from './fleetTools.js';
+import type { WorkerConfig } from './workerProcess.js';
+
+/** For a fleet test file's describe name: what it runs on, or why it is skipped and how to install Redis. */
+export const WITH_REDIS = redisAvailable() ? 'real Redis, real worker processes' : `skipped: ${REDIS_MISSING}`;
+
+export const SECRET = 'the fleet tests share this secret, 32+ bytes';
+
+const WORKER = resolve(import.meta.dirname, 'workerProcess.ts');
+
+/** A fleet of worker processes for one test file: their prefix, log directory, and how to stop them. */
+export interface TestFleet {
+  /** A prefix of its own, so tests sharing a Redis keep apart. */
+  readonly prefix: string;
+  readonly logDir: string;
+  readonly workers: ChildProcess[];
+  /** Starts `n` more worker processes on the given queues (each with `concurrency` bodies), once ready. */
+  start(n: number, queues: WorkerConfig['queues'], options?: { readonly lockMs?: number }): Promise<ChildProcess[]>;
+  /** Every event the workers logged so far, in time order. */
+  events(): WorkerEvent[];
+  /** Stops the workers (SIGTERM, then SIGKILL), deletes the prefix's keys and the logs. */
+  stop(): Promise<void>;
+}
+
+/** A new fleet on the Redis at `url` (workers are started with `start`). */
+export function testFleet(url: string): TestFleet {
+  const prefix = `tsfleet-${randomUUID()}`;
+  const logDir = mkdtempSync(join(tmpdir(), 'toolstream-fleet-'));
+  const workers: ChildProcess[] = [];
+  return {
+    prefix,
+    logDir,
+    workers,
+    async start(n, queues, options = {}) {
+      const config: WorkerConfig = { url, prefix, secret: SECRET, logDir, queues, ...options };
+      const started = Array.from({ length: n }, () => {
+        const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, FLEET_WORKER: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'inherit'] });
+        workers.push(child);
+        return child;
+      });
+      await Promise.all(started.map(ready));
+      return started;
+    },
+    events: () => readEvents(logDir),
+    async stop() {
+      await Promise.all(workers.map(stopProcess));
+      await deleteKeys(url, prefix);
+      rmSync(logDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function ready(child: ChildProcess): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('a worker process did not get ready in 15 s')), 15_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('ready')) (clearTimeout(timer), resolvePromise());
+    });
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`a worker process exited (${code}) before it was ready`))));
+  });
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Every event the worker processes logged, in time order. */
+export function readEvents(logDir: string): WorkerEvent[] {
+  const events: WorkerEvent[] = [];
+  for (const file of readdirSync(logDir)) {
+    if (!file.endsWith('.jsonl')) continue;
+    for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) if (line !== '') events.push(JSON.parse(line) as WorkerEvent);
+  }
+  return events.sort((a, b) => a.t - b.t);
+}
+
+/** The most bodies that ran at once, from the workers' start and end events (of `tools`, when given). */
+export function maxOverlap(events: readonly WorkerEvent[], tools?: readonly string[]): number {
+  let running = 0;
+  let max = 0;
+  for (const event of events) {
+    if (tools !== undefined && !tools.includes(event.tool)) continue;
+    if (event.e === 'start') max = Math.max(max, ++running);
+    else if (event.e === 'end') running--;
+  }
+  return max;
+}
+
+/** Each body's run, from the workers' logs: [start, end] by call id. */
+export function intervals(events: readonly WorkerEvent[]): Map<string, { readonly tool: string; readonly start: number; readonly end: number }> {
+  const runs = new Map<string, { tool: string; start: number; end: number }>();
+  for (const event of events) {
+    if (event.e === 'start') runs.set(event.callId, { tool: event.tool, start: event.t, end: Infinity });
+    else if (event.e === 'end') runs.get(event.callId)!.end = event.t;
+  }
+  return runs;
+}
+
+/** Waits until `check` holds (polling every 2 ms), or fails after `ms`. */
+export async function until(check: () => boolean, ms = 10_000, what = 'the condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function deleteKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    await redis.quit();
+  }
+}

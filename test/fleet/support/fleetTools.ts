@@ -1,0 +1,60 @@
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { implementTool, type AnyTool, type ToolContext } from '../../../src/index.js';
+import { barrier, echo, fails, items, sleep, sleepIdempotent, strictOnWorker, stubborn } from './contracts.js';
+
+/** One line of a worker's log: what a body did, when (epoch ms, sub-millisecond, comparable across processes). */
+export interface WorkerEvent {
+  readonly e: 'start' | 'end' | 'abort' | 'item';
+  readonly tool: string;
+  readonly callId: string;
+  readonly pid: number;
+  readonly t: number;
+  readonly item?: number;
+}
+
+export const now = () => performance.timeOrigin + performance.now();
+
+/** The worker tools of the fleet tests; each logs to `<logDir>/<pid>.jsonl` (its side-effect files). */
+export function fleetTools(logDir: string): AnyTool[] {
+  const log = (e: WorkerEvent['e'], tool: string, ctx: ToolContext, item?: number) =>
+    appendFileSync(join(logDir, `${process.pid}.jsonl`), `${JSON.stringify({ e, tool, callId: ctx.callId, pid: process.pid, t: now(), ...(item === undefined ? {} : { item }) })}\n`);
+  const sleeping = (name: string) => async ({ ms }: { ms: number }, ctx: ToolContext) => {
+    log('start', name, ctx);
+    ctx.signal.addEventListener('abort', () => log('abort', name, ctx), { once: true });
+    try {
+      await delay(ms, undefined, { signal: ctx.signal });
+    } finally {
+      log('end', name, ctx);
+    }
+    return { pid: process.pid };
+  };
+  return [
+    implementTool(echo, ({ text }) => ({ echo: text, pid: process.pid })),
+    implementTool(sleep, sleeping('sleep')),
+    implementTool(sleepIdempotent, sleeping('sleep_idempotent')),
+    implementTool(barrier, sleeping('barrier')),
+    implementTool(stubborn, async ({ ms }, ctx) => {
+      log('start', 'stubborn', ctx);
+      ctx.signal.addEventListener('abort', () => log('abort', 'stubborn', ctx), { once: true });
+      await delay(ms);
+      log('end', 'stubborn', ctx);
+      return 'finished anyway';
+    }),
+    implementTool(strictOnWorker, ({ n }) => n),
+    implementTool(items, async function* ({ count, gapMs, failAt }, ctx) {
+      log('start', 'items', ctx);
+      for (let i = 0; i < count; i++) {
+        if (i === failAt) throw new Error(`failed after ${i} items`);
+        if (i > 0) await delay(gapMs, undefined, { signal: ctx.signal });
+        log('item', 'items', ctx, i);
+        yield i;
+      }
+      log('end', 'items', ctx);
+    }),
+    implementTool(fails, ({ message }) => {
+      throw new Error(message);
+    }),
+  ];
+}
