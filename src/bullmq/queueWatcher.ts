@@ -36,7 +36,11 @@ export class QueueWatcher {
     this.queue = new Queue(name, { connection, prefix });
     // A given ioredis instance is shared by BullMQ; a blocking reader needs a connection of its own.
     this.#eventsRedis = isOptions(connection) ? undefined : openRedis(connection);
-    this.#events = new QueueEvents(name, { connection: this.#eventsRedis ?? connection, prefix });
+    // Read from a little before now rather than from wherever the stream is when the first read is
+    // sent ('$'), so the events of jobs added meanwhile are not skipped. (Stream ids are Redis's clock;
+    // a skew larger than this only makes those results wait for a reconcile.)
+    const lastEventId = `${Date.now() - 5000}-0`;
+    this.#events = new QueueEvents(name, { connection: this.#eventsRedis ?? connection, prefix, lastEventId });
     // Reconnects are theirs; what they miss meanwhile, reconcile finds.
     this.queue.on('error', () => undefined);
     this.#events.on('error', () => undefined);
