@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { remoteTools, RemoteToolError, type RemoteTools } from '../../src/bullmq/index.js';
-import { signPayload } from '../../src/bullmq/jobPayload.js';
+import { signPayload, type UnsignedPayload } from '../../src/bullmq/jobPayload.js';
 import { createPipeline } from '../../src/index.js';
 import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { fails, nowhere, sleep, strict } from './support/contracts.js';
@@ -62,7 +62,7 @@ describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WIT
   }
 
   it('an unsigned job, a forged signature, a signed payload copied under another id or queue: refused, nothing runs', async () => {
-    const unsigned = { v: 1, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, deadline: null, keepMs: 60_000 };
+    const unsigned: UnsignedPayload = { v: 1, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, deadline: null, keepMs: 60_000 };
     expect(await failureOf(`u-${randomUUID()}`, unsigned)).toMatch(/^\[refused\] .*it is not signed/);
     const forged = signPayload(Buffer.from('another secret, also 32 bytes long!!'), { ...unsigned, callId: 'forged' }, { jobId: 'f-1', prefix: fleet.prefix, queue: name });
     expect(await failureOf('f-1', forged)).toMatch(/^\[refused\] .*signature does not match/);
