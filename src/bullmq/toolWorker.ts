@@ -48,6 +48,8 @@ export interface ToolWorker {
 export type JobReturn = { readonly k: 'v'; readonly value: unknown } | { readonly k: 's'; readonly n: number };
 
 const DEFAULT_LOCK_MS = 5000;
+/** How many item writes of one stream may be unanswered at once. */
+const WRITES_IN_FLIGHT = 64;
 
 /**
  * A worker process's side of a fleet: takes the jobs of `queue` that agents' `remoteTools` add, and
@@ -188,27 +190,33 @@ class JobRunner {
     }
   }
 
-  /** Writes each item to the job's stream as it comes (in order, awaited), and tells the agents. */
+  /**
+   * Writes each item to the job's stream as it comes, and tells the agents. One connection keeps them
+   * in order; up to `WRITES_IN_FLIGHT` are unanswered at once (a slow Redis slows the body down).
+   */
   async #stream(jobId: string, output: AsyncIterable<unknown> | ObservableInput<unknown>, keepMs: number, signal: AbortSignal): Promise<number> {
     const key = this.keys.items(jobId);
     let count = 0;
+    const inFlight: Promise<unknown>[] = [];
     const write = async (item: unknown) => {
-      await this.commands.multi().xadd(key, '*', 'v', JSON.stringify(item) ?? 'null').pexpire(key, keepMs).publish(this.keys.itemsChannel, jobId).exec();
       count++;
+      inFlight.push(this.commands.multi().xadd(key, '*', 'v', JSON.stringify(item) ?? 'null').pexpire(key, keepMs).publish(this.keys.itemsChannel, jobId).exec());
+      if (inFlight.length >= WRITES_IN_FLIGHT) await inFlight.shift();
     };
     if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
       for await (const item of output as AsyncIterable<unknown>) await write(item);
-      return count;
-    }
-    await new Promise<void>((resolve, reject) => {
-      let written = Promise.resolve();
-      const subscription = from(output as ObservableInput<unknown>).subscribe({
-        next: (item) => (written = written.then(() => write(item))),
-        error: (error: unknown) => void written.then(() => reject(error), reject),
-        complete: () => void written.then(resolve, reject),
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        let written = Promise.resolve();
+        const subscription = from(output as ObservableInput<unknown>).subscribe({
+          next: (item) => (written = written.then(() => write(item))),
+          error: (error: unknown) => void written.then(() => reject(error), reject),
+          complete: () => void written.then(resolve, reject),
+        });
+        signal.addEventListener('abort', () => subscription.unsubscribe(), { once: true });
       });
-      signal.addEventListener('abort', () => subscription.unsubscribe(), { once: true });
-    });
+    }
+    await Promise.all(inFlight); // every item is in Redis before the job completes
     return count;
   }
 }

@@ -47,7 +47,7 @@ export function fleetTools(logDir: string): AnyTool[] {
       log('start', 'items', ctx);
       for (let i = 0; i < count; i++) {
         if (i === failAt) throw new Error(`failed after ${i} items`);
-        if (i > 0) await delay(gapMs, undefined, { signal: ctx.signal });
+        if (i > 0 && gapMs > 0) await delay(gapMs, undefined, { signal: ctx.signal });
         log('item', 'items', ctx, i);
         yield i;
       }
