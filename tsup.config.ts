@@ -10,6 +10,7 @@ export default defineConfig({
     mcp: 'src/mcp/index.ts',
     quickjs: 'src/ptc/quickjs/index.ts',
     sqlite: 'src/durable/sqlite/index.ts',
+    bullmq: 'src/bullmq/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

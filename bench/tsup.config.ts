@@ -17,6 +17,7 @@ export default defineConfig({
     adapters: 'bench/adapters.ts',
     mcp: 'bench/mcp.ts',
     journal: 'bench/journal.ts',
+    fleet: 'bench/fleet.ts',
   },
   format: ['esm'],
   outDir: '.bench',

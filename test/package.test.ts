@@ -77,7 +77,7 @@ describe('the built package, from the repository', () => {
 
     // Subpath exports, both module systems, sharing one core: a call the Anthropic adapter marks as
     // cut off (an IncompleteArguments from its chunk) is recognised by the main entry's intake.
-    const subpaths = [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime'], ['sqlite', 'sqliteJournal']];
+    const subpaths = [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime'], ['sqlite', 'sqliteJournal'], ['bullmq', 'redisJournal']];
     for (const [subpath, name] of subpaths) {
       expect(node(['--input-type=module', '-e', `import { ${name} } from 'toolstream/${subpath}'; console.log(typeof ${name})`]).trim()).toBe('function');
       expect(node(['-e', `console.log(typeof require('toolstream/${subpath}').${name})`]).trim()).toBe('function');
@@ -143,6 +143,31 @@ describe('a fresh project that installs the tarball', () => {
     const deps = ['rxjs', 'zod'].map((name) => `${name}@${manifest.devDependencies[name]}`);
     run('npm', ['install', tarball, ...deps, '--prefer-offline', '--no-audit', '--no-fund', '--silent'], app);
   }, 180_000);
+
+  it('the core never imports bullmq or ioredis: only toolstream/bullmq does, and without ioredis it fails naming it', () => {
+    // Every file the core entries load, following their relative imports (the chunks they share).
+    const dist = path.join(app, 'node_modules', 'toolstream', 'dist');
+    const bare = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const [, specifier] of readFileSync(path.join(dist, file), 'utf8').matchAll(/(?:from\s*|require\(|import\()\s*['"]([^'"]+)['"]/g)) {
+        if (specifier!.startsWith('./')) visit(specifier!.slice(2));
+        else bare.add(specifier!);
+      }
+    };
+    visit('index.js');
+    visit('index.cjs');
+    expect(seen.size).toBeGreaterThan(2); // it found the chunks
+    expect([...bare].filter((name) => /bullmq|ioredis/.test(name))).toEqual([]);
+    expect(readFileSync(path.join(dist, 'bullmq.js'), 'utf8')).toMatch(/from ['"]ioredis['"]/); // the scan does see such an import
+    // Installed without its optional peer, the subpath fails at once, and says what is missing.
+    for (const load of ["import('toolstream/bullmq')", "Promise.resolve().then(() => require('toolstream/bullmq'))"]) {
+      const script = `${load}.then(() => console.log('loaded'), (error) => console.log(error.code, /ioredis/.test(error.message)))`;
+      expect(node(['-e', script], app).trim(), load).toMatch(/^ERR_MODULE_NOT_FOUND true$|^MODULE_NOT_FOUND true$/);
+    }
+  });
 
   it('pulls nothing but toolstream, rxjs (with tslib) and zod; the core never loads the QuickJS runtime', () => {
     const modules = path.join(app, 'node_modules');

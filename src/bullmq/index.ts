@@ -1,13 +1,14 @@
 /**
- * `toolstream/bullmq` — tool bodies on a worker fleet through BullMQ on Redis. The agent's pipeline
- * keeps every stage; only the body runs as a signed job on a worker. Needs `bullmq` 6.7+ and `ioredis` 5
- * (optional peer dependencies: `npm install bullmq ioredis`).
+ * `toolstream/bullmq` — tool bodies on a worker fleet through BullMQ on Redis, and durable turns kept
+ * in Redis. The agent's pipeline keeps every stage; only the body runs as a signed job on a worker;
+ * `redisJournal` lets any agent process resume a turn. Needs `bullmq` 6.7+ and `ioredis` 5 (optional
+ * peer dependencies: `npm install bullmq ioredis`; `redisJournal` alone needs only `ioredis`).
  *
  * @example
  * ```ts
  * // agent
  * const fleet = remoteTools([renderPage], { connection, queue: 'browsers', secret });
- * const pipeline = createPipeline({ tools: fleet.tools });
+ * const pipeline = createPipeline({ tools: fleet.tools, journal: redisJournal({ connection }), approvalSecret });
  * // worker process
  * createToolWorker({ connection, queue: 'browsers', secret, tools: [implementTool(renderPage, browse)] });
  * ```
@@ -22,3 +23,5 @@ export { setFleetLimits } from './fleetLimits.js';
 export type { FleetLimitsOptions } from './fleetLimits.js';
 export { RemoteToolError } from './remoteToolError.js';
 export type { RemoteToolErrorCode } from './remoteToolError.js';
+export { redisJournal } from './redisJournal.js';
+export type { RedisJournal, RedisJournalOptions } from './redisJournal.js';

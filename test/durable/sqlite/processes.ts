@@ -1,5 +1,5 @@
 /**
- * Runs `journalChild.ts` as real processes: bundled once per test file with tsup (esbuild) into
+ * Runs a journal child (`journalChild.ts`, or `test/fleet/redisJournalChild.ts`) as real processes: bundled once per test file with tsup (esbuild) into
  * node_modules/.cache — plain node starts it in a fraction of tsx's time, which matters when a test
  * spawns and kills it fifty times — and spawned with pipes a test can read lines from and write to.
  */
@@ -12,18 +12,18 @@ import { build } from 'tsup';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
-/** Bundles the child; resolves to its path and a function that removes it. */
-export async function buildChild(): Promise<{ readonly script: string; readonly remove: () => void }> {
+/** Bundles the child (by default the SQLite one); resolves to its path and a function that removes it. */
+export async function buildChild(entry = 'test/durable/sqlite/journalChild.ts'): Promise<{ readonly script: string; readonly remove: () => void }> {
   const cache = join(root, 'node_modules', '.cache');
   mkdirSync(cache, { recursive: true });
   const outDir = mkdtempSync(join(cache, 'toolstream-journal-child-'));
   await build({
-    entry: { child: join(root, 'test/durable/sqlite/journalChild.ts') },
+    entry: { child: join(root, entry) },
     outDir,
     format: ['esm'],
     platform: 'node',
     target: 'node20',
-    external: ['better-sqlite3'], // a native module, loaded from node_modules; the rest is bundled: faster to start
+    external: ['better-sqlite3', 'ioredis'], // loaded from node_modules (one a native module); the rest is bundled: faster to start
     config: false,
     silent: true,
     dts: false,

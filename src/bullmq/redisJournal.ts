@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { JournalEntry, JournalStore } from '../durable/types.js';
+import { ConfigError } from '../errors.js';
+import { isRecord } from '../internal/validate.js';
+import { APPEND, LEASE, RELEASE, runScript } from './redisJournalScripts.js';
+
+/**
+ * Options of {@link redisJournal}.
+ *
+ * @example
+ * ```ts
+ * const options: RedisJournalOptions = { connection: process.env.REDIS_URL!, prefix: 'agent-eu:journal' };
+ * ```
+ */
+export interface RedisJournalOptions {
+  /**
+   * The Redis to keep turns in: a URL (`redis://host:6379/0`, `rediss://…` for TLS), ioredis options,
+   * or an ioredis client. A URL or options make a client of the journal's own, which `close()` quits;
+   * a client you pass stays yours: `close()` leaves it open, and you quit it.
+   */
+  readonly connection: string | RedisOptions | Redis;
+  /**
+   * The start of every key the journal writes: a turn's keys are `<prefix>:{<turn>}:log`, `:lease` and
+   * `:nonces` (the turn is the hash tag, so a turn's keys share one slot). Journals of different
+   * prefixes on one Redis never see each other's turns. Neither `{` nor `}`.
+   * @default 'toolstream:journal'
+   */
+  readonly prefix?: string;
+}
+
+/**
+ * The journal `redisJournal` returns: a {@link JournalStore} whose methods return promises, and its
+ * key prefix.
+ *
+ * @example
+ * ```ts
+ * const journal: RedisJournal = redisJournal({ connection: 'redis://127.0.0.1:6379' });
+ * console.log(journal.prefix, (await journal.read('conv-1/resp-1')).length);
+ * await journal.close();
+ * ```
+ */
+export interface RedisJournal extends JournalStore {
+  /** The start of every key the journal writes. */
+  readonly prefix: string;
+  append(turn: string, entries: readonly JournalEntry[]): Promise<void>;
+  read(turn: string): Promise<JournalEntry[]>;
+  lease(turn: string, owner: string, ms: number): Promise<boolean>;
+  release(turn: string, owner: string): Promise<void>;
+  consume(turn: string, nonce: string): Promise<boolean>;
+  /** Quits the client the journal made (waiting for its replies); a client you passed stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * A journal in Redis (through `ioredis` 5, an optional peer dependency): durable turns shared by every
+ * agent process on every machine that reaches the same Redis — a turn suspended on one server is
+ * resumed, and its approvals answered, on another; a turn whose process died is resumed elsewhere.
+ *
+ * How each method holds across processes:
+ * - `append` is one command (a Lua script around one `RPUSH` of the batch as one JSON array): all its
+ *   entries or none, never interleaved with another append. Entries are serialised first, so a batch
+ *   without a JSON form writes nothing. An append ioredis resends after a reconnect is kept once.
+ * - `read` is one `LRANGE`: a read never sees part of an append.
+ * - `lease` is a compare-and-set in Lua on the turn's owner and expiry. Expiry is on the **caller's
+ *   clock** (`Date.now()` of the process taking the lease), the clock the pipeline reasons with and
+ *   the other stores use: the agents' clocks must agree to well within `leaseMs` (30 s by default; NTP
+ *   keeps servers within milliseconds). Redis's own clock was not chosen: the lease would then expire
+ *   on a clock the pipeline cannot read, and a process could not tell how long its lease has left.
+ * - `release` is a compare-and-delete in Lua: only the holder gives a lease up.
+ * - `consume` is one `SADD` to the turn's set of used nonces: true for the one caller that added it.
+ *   (A set per turn rather than a key per nonce: one key to find and delete with the turn.)
+ *
+ * **Durability.** An `append` that resolved is in the Redis server's memory. It survives that server
+ * crashing, or restarting, only if Redis persists every write before it answers: configure
+ * `appendonly yes` with `appendfsync always` (each write synced to disk first). With
+ * `appendfsync everysec` (Redis's default once AOF is on) up to a second of appends is lost in a crash
+ * of the machine; with RDB snapshots alone, or no persistence, everything since the last snapshot. A
+ * lost append can make a body that started look never started — then a resume runs it again. Redis
+ * replication is asynchronous: a replica promoted after a failover may lack the latest appends. `WAIT`
+ * (and, from Redis 7.2, `WAITAOF`) makes a client wait until replicas have a write, which narrows that
+ * window but does not close it (Redis does not promise a failover picks a replica that has it); this
+ * journal does not call them. What the journal keeps is never removed by it: delete a finished turn's
+ * three keys when you no longer need to resume or audit it.
+ *
+ * Commands wait while the client reconnects, then fail as ioredis says (by default after 20 attempts,
+ * about 10 s); the pipeline fails the turn with `journal_failed`, and the turn can be resumed later.
+ *
+ * @throws {ConfigError} for bad options (checked at once; the connection is made in the background).
+ * @example
+ * ```ts
+ * import { createPipeline } from 'toolstream';
+ * import { redisJournal } from 'toolstream/bullmq';
+ *
+ * const journal = redisJournal({ connection: process.env.REDIS_URL! });
+ * const pipeline = createPipeline({ tools, journal, approvalSecret: process.env.APPROVAL_SECRET! });
+ * const results = await pipeline.run(calls, { turn: `${conversationId}/${responseId}` });
+ * // … in another process, later:
+ * await pipeline.resume(turn, { answers: [{ token, answer: 'allowed-once' }] });
+ * ```
+ */
+export function redisJournal(options: RedisJournalOptions): RedisJournal {
+  const { connection, prefix } = resolveOptions(options);
+  const owned = !isClient(connection);
+  const redis = owned ? (typeof connection === 'string' ? new Redis(connection) : new Redis(connection)) : connection;
+  if (owned) {
+    // The client's own errors (refused, reset) arrive with the commands they fail; without a listener
+    // ioredis would also print each one.
+    redis.on('error', () => undefined);
+  }
+  const keys = (turn: string) => {
+    const base = `${prefix}:{${turn}}`;
+    return { log: `${base}:log`, lease: `${base}:lease`, nonces: `${base}:nonces` };
+  };
+  // An append's id: this journal's, and a count (see APPEND).
+  const journalId = randomBytes(9).toString('base64url');
+  let appends = 0;
+  let closing: Promise<void> | undefined;
+
+  return Object.freeze({
+    prefix,
+    async append(turn: string, entries: readonly JournalEntry[]): Promise<void> {
+      // Serialised before anything is sent: one entry without a JSON form writes nothing.
+      const json = JSON.stringify(entries);
+      if (entries.length === 0) return;
+      await runScript(redis, APPEND, [keys(turn).log], [`${journalId}.${(appends++).toString(36)}\n`, json]);
+    },
+    async read(turn: string): Promise<JournalEntry[]> {
+      const elements = await redis.lrange(keys(turn).log, 0, -1);
+      // Each element is `id \n json` (JSON.stringify never writes a raw newline).
+      return elements.flatMap((element) => JSON.parse(element.slice(element.indexOf('\n') + 1)) as JournalEntry[]);
+    },
+    async lease(turn: string, owner: string, ms: number): Promise<boolean> {
+      const now = Date.now();
+      return (await runScript(redis, LEASE, [keys(turn).lease], [owner, now, now + ms])) === 1;
+    },
+    async release(turn: string, owner: string): Promise<void> {
+      await runScript(redis, RELEASE, [keys(turn).lease], [owner]);
+    },
+    async consume(turn: string, nonce: string): Promise<boolean> {
+      return (await redis.sadd(keys(turn).nonces, nonce)) === 1;
+    },
+    close(): Promise<void> {
+      if (!owned) return Promise.resolve();
+      // QUIT waits for the replies of the commands before it; a client not connected just disconnects.
+      closing ??= redis.status === 'ready' ? redis.quit().then(() => undefined, () => redis.disconnect()) : Promise.resolve(redis.disconnect());
+      return closing;
+    },
+  });
+}
+
+/** An ioredis client rather than its options: it has the commands. */
+function isClient(connection: RedisJournalOptions['connection']): connection is Redis {
+  return typeof connection === 'object' && typeof (connection as Partial<Redis>).evalsha === 'function' && typeof (connection as Partial<Redis>).lrange === 'function';
+}
+
+/** The options, checked eagerly, with defaults. */
+function resolveOptions(options: RedisJournalOptions): Required<RedisJournalOptions> {
+  const fail = (option: string, expected: string, received: unknown): never => {
+    throw new ConfigError('redisJournal', option, expected, received);
+  };
+  if (!isRecord(options)) fail('options', 'an object ({ connection })', options);
+  const { connection, prefix = 'toolstream:journal' } = options;
+  const expected = 'a redis:// or rediss:// URL, ioredis options, or an ioredis client';
+  if (typeof connection === 'string') {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(connection).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'redis:' && protocol !== 'rediss:') fail('connection', expected, connection);
+  } else if (!isRecord(connection)) {
+    fail('connection', expected, connection);
+  } else if (!isClient(connection)) {
+    const { host, port } = connection as RedisOptions;
+    if (host !== undefined && (typeof host !== 'string' || host === '')) fail('connection.host', 'a host name or address', host);
+    if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) fail('connection.port', 'a port number, 1 to 65535', port);
+  }
+  if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) fail('prefix', 'a non-empty string without { or }', prefix);
+  return { connection, prefix };
+}
