@@ -70,6 +70,7 @@ export interface RedisJournal extends JournalStore {
  * - `release` is a compare-and-delete in Lua: only the holder gives a lease up.
  * - `consume` is one `SADD` to the turn's set of used nonces: true for the one caller that added it.
  *   (A set per turn rather than a key per nonce: one key to find and delete with the turn.)
+ *   A `SADD` resent after a reconnect answers false: the approval is refused (`token_used`), never run twice.
  *
  * **Durability.** An `append` that resolved is in the Redis server's memory. It survives that server
  * crashing, or restarting, only if Redis persists every write before it answers: configure

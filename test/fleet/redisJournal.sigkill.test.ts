@@ -11,16 +11,15 @@
  * - no non-idempotent body ran twice, and a second resume runs nothing and answers the same.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { redisJournal, type RedisJournal } from '../../src/bullmq/index.js';
 import { foldTurn } from '../../src/durable/turnState.js';
-import type { ToolResult } from '../../src/index.js';
-import { crashPipeline, crashTurn, LEASE_MS } from '../durable/sqlite/crashTools.js';
+import { checkResumed, checkWriteAhead, goThenKill } from '../durable/sqlite/crashChecks.js';
+import { crashPipeline, LEASE_MS } from '../durable/sqlite/crashTools.js';
 import { buildChild, startChild } from '../durable/sqlite/processes.js';
 import { REDIS_MISSING, redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
 
@@ -30,8 +29,6 @@ const available = redisAvailable();
 const KILLS = Number(process.env.SIGKILL_RUNS ?? 50) / 2;
 const MAX_DELAY_MS = 60;
 
-const outline = (results: readonly ToolResult[]) => results.map((r) => ({ id: r.id, status: r.status, code: r.error?.code, content: r.content }));
-const runsIn = (marks: string) => new Map(readdirSync(marks).map((id) => [id, readFileSync(join(marks, id), 'utf8').split('\n').length - 1]));
 
 describe.skipIf(!available)(`SIGKILL a process mid-turn, resume from another (real processes, ${available ? 'a real Redis' : REDIS_MISSING})`, () => {
   let child: Awaited<ReturnType<typeof buildChild>>;
@@ -72,21 +69,10 @@ describe.skipIf(!available)(`SIGKILL a process mid-turn, resume from another (re
 
   async function trial(spawned: ReturnType<typeof spawnDriver>, delay: number) {
     const { turn, marks, driver } = spawned;
-    expect(await spawned.ready).toBe('ready');
-    driver.process.stdin.write('go\n');
-    await sleep(delay);
-    driver.process.kill('SIGKILL');
-    const { signal, code, stderr } = await driver.exited;
-    const killed = signal === 'SIGKILL';
-    expect(killed || code === 0, stderr).toBe(true);
+    const killed = await goThenKill(driver, spawned.ready, delay);
 
     const journaled = foldTurn(await store.read(turn));
-    const before = runsIn(marks);
-    const context = JSON.stringify({ turn, delay, journaled: [...journaled.values()].map((c) => [c.id, c.started, c.finished?.status]), before: [...before] });
-    for (const [id, count] of before) {
-      expect(count, context).toBeLessThanOrEqual(1);
-      expect(journaled.get(Number(id.slice(1)))?.started, `${id} ran without its started record: ${context}`).toBe(true);
-    }
+    const { before, context } = checkWriteAhead(journaled, marks, { turn, delay });
     const pipeline = crashPipeline(store, marks);
     if (journaled.size === 0) {
       expect(before.size, context).toBe(0);
@@ -100,43 +86,12 @@ describe.skipIf(!available)(`SIGKILL a process mid-turn, resume from another (re
     if (until !== null) await expect(pipeline.resume(turn)).rejects.toMatchObject({ code: 'turn_leased' });
     const realNow = Date.now.bind(Date);
     const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + (until === null ? 0 : LEASE_MS));
-    let results: readonly ToolResult[];
     try {
-      results = await pipeline.resume(turn);
+      const { unfinished } = await checkResumed(pipeline, turn, journaled, before, marks, context);
+      return { killed, unfinished, refused: until !== null };
     } finally {
       clock.mockRestore();
     }
-    const after = runsIn(marks);
-    expect(results.map((r) => r.id), context).toEqual(crashTurn.map((c) => c.id));
-    let unfinished = 0;
-    for (const [index, call] of crashTurn.entries()) {
-      const result = results[index]!;
-      const was = journaled.get(index);
-      const ranBefore = before.get(call.id) ?? 0;
-      const ranAfter = after.get(call.id) ?? 0;
-      const idempotent = call.name === 'fetch';
-      const where = `${call.id} (${call.name}): ${context} → ${JSON.stringify(outline([result]))}`;
-      if (was?.finished !== undefined) {
-        expect({ status: result.status, content: result.content }, where).toEqual({ status: was.finished.status, content: was.finished.content });
-        expect(ranAfter, where).toBe(ranBefore);
-      } else if (was?.started === true) {
-        unfinished++;
-        if (idempotent) {
-          expect([result.status, ranAfter], where).toEqual(['ok', ranBefore + 1]);
-        } else {
-          expect([result.error?.code, ranAfter], where).toEqual(['outcome_unknown', ranBefore]);
-        }
-      } else if (result.status === 'ok') {
-        expect(ranAfter, where).toBe(1);
-      } else {
-        const unknownExclusive = results.slice(0, index).some((r) => r.name === 'email' && r.error?.code === 'outcome_unknown');
-        expect({ status: result.status, unknownExclusive, ranAfter }, where).toEqual({ status: 'cancelled', unknownExclusive: true, ranAfter: 0 });
-      }
-      if (!idempotent) expect(ranAfter, where).toBeLessThanOrEqual(1);
-    }
-    expect(outline(await pipeline.resume(turn))).toEqual(outline(results));
-    expect(runsIn(marks)).toEqual(after);
-    return { killed, unfinished, refused: until !== null };
   }
 
   it(`nothing that started runs twice, every call is answered — over ${KILLS} kills`, async () => {

@@ -17,15 +17,14 @@
  * - `PRAGMA integrity_check` says `ok`.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sqliteJournal, type SqliteJournal } from '../../../src/durable/sqlite/index.js';
 import { foldTurn } from '../../../src/durable/turnState.js';
-import type { ToolResult } from '../../../src/index.js';
-import { crashPipeline, crashTurn, LEASE_MS } from './crashTools.js';
+import { checkResumed, checkWriteAhead, goThenKill } from './crashChecks.js';
+import { crashPipeline, LEASE_MS } from './crashTools.js';
 import { buildChild, startChild } from './processes.js';
 
 /** Kills that landed before the turn was done (a child that finished first is not counted). */
@@ -38,8 +37,6 @@ const AT_ONCE = 2;
  * after it finished (those are not counted).
  */
 const MAX_DELAY_MS = 60;
-
-const outline = (results: readonly ToolResult[]) => results.map((r) => ({ id: r.id, status: r.status, code: r.error?.code, content: r.content }));
 
 describe('SIGKILL at random moments (real processes, one SQLite file)', () => {
   let child: Awaited<ReturnType<typeof buildChild>>;
@@ -70,9 +67,6 @@ describe('SIGKILL at random moments (real processes, one SQLite file)', () => {
     return run;
   };
 
-  /** How often each call's body ran, from the marks its runs left. */
-  const runsIn = (marks: string) => new Map(readdirSync(marks).map((id) => [id, readFileSync(join(marks, id), 'utf8').split('\n').length - 1]));
-
   /** A child that will drive turn `n`, started ahead of its trial (starting node is most of a trial's time). */
   function spawnDriver(n: number) {
     const turn = `kill ${n}`;
@@ -87,22 +81,10 @@ describe('SIGKILL at random moments (real processes, one SQLite file)', () => {
   /** Lets the child run, kills it after `delay` ms (unless it finished first), then checks. Resolves to what happened. */
   async function trial(spawned: ReturnType<typeof spawnDriver>, delay: number): Promise<{ killed: boolean; written: boolean; unfinished: number; refused: boolean; cancelled: number }> {
     const { n, turn, marks, driver } = spawned;
-    expect(await spawned.ready).toBe('ready');
-    driver.process.stdin.write('go\n');
-    await sleep(delay);
-    driver.process.kill('SIGKILL');
-    const { signal, code, stderr } = await driver.exited;
-    const killed = signal === 'SIGKILL';
-    expect(killed || code === 0, stderr).toBe(true);
+    const killed = await goThenKill(driver, spawned.ready, delay);
 
     const journaled = foldTurn(store.read(turn));
-    const before = runsIn(marks);
-    const context = JSON.stringify({ n, delay, journaled: [...journaled.values()].map((c) => [c.id, c.started, c.finished?.status]), before: [...before] });
-    for (const [id, count] of before) {
-      // A kill between the body's open and write leaves its file empty: it started all the same.
-      expect(count, context).toBeLessThanOrEqual(1);
-      expect(journaled.get(Number(id.slice(1)))?.started, `${id} ran without its started record: ${context}`).toBe(true);
-    }
+    const { before, context } = checkWriteAhead(journaled, marks, { n, delay });
 
     const pipeline = crashPipeline(store, marks);
     if (journaled.size === 0) {
@@ -121,67 +103,13 @@ describe('SIGKILL at random moments (real processes, one SQLite file)', () => {
       const realNow = Date.now.bind(Date);
       const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + (until === undefined ? 0 : LEASE_MS));
       try {
-        return { killed, written: true, refused: until !== undefined, ...(await checkResume(pipeline, turn, journaled, before, marks, context)) };
+        const checked = await checkResumed(pipeline, turn, journaled, before, marks, context);
+        expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+        return { killed, written: true, refused: until !== undefined, ...checked };
       } finally {
         clock.mockRestore();
       }
     });
-  }
-
-  /** Resumes the killed turn, and checks each call against what the journal and the marks said before. */
-  async function checkResume(
-    pipeline: ReturnType<typeof crashPipeline>,
-    turn: string,
-    journaled: ReturnType<typeof foldTurn>,
-    before: ReadonlyMap<string, number>,
-    marks: string,
-    context: string,
-  ): Promise<{ unfinished: number; cancelled: number }> {
-    const results = await pipeline.resume(turn);
-    const after = runsIn(marks);
-    expect(results.map((r) => r.id), context).toEqual(crashTurn.map((c) => c.id));
-    let unfinished = 0;
-    let cancelled = 0;
-    for (const [index, call] of crashTurn.entries()) {
-      const result = results[index]!;
-      const was = journaled.get(index);
-      const ranBefore = before.get(call.id) ?? 0;
-      const ranAfter = after.get(call.id) ?? 0;
-      const idempotent = call.name === 'fetch';
-      const where = `${call.id} (${call.name}): ${context} → ${JSON.stringify(outline([result]))}`;
-      if (was?.finished !== undefined) {
-        expect({ status: result.status, content: result.content }, where).toEqual({ status: was.finished.status, content: was.finished.content });
-        expect(ranAfter, where).toBe(ranBefore);
-      } else if (was?.started === true) {
-        unfinished++;
-        if (idempotent) {
-          expect(result.status, where).toBe('ok');
-          expect(ranAfter, where).toBe(ranBefore + 1);
-        } else {
-          expect(result.error?.code, where).toBe('outcome_unknown');
-          expect(ranAfter, where).toBe(ranBefore);
-        }
-      } else {
-        // Never started: it runs now, once — unless an exclusive call before it is `outcome_unknown`,
-        // which fails where it would have run and, as a live exclusive failure does, cancels the rest
-        // of its turn: then it is `cancelled` and does not run (counted).
-        expect(before.has(call.id), where).toBe(false);
-        if (result.status === 'ok') expect(ranAfter, where).toBe(1);
-        else {
-          const unknownExclusive = results.slice(0, index).some((r) => r.name === 'email' && r.error?.code === 'outcome_unknown');
-          expect({ status: result.status, unknownExclusive }, where).toEqual({ status: 'cancelled', unknownExclusive: true });
-          expect(ranAfter, where).toBe(0);
-          cancelled++;
-        }
-      }
-      if (!idempotent) expect(ranAfter, where).toBeLessThanOrEqual(1);
-    }
-
-    // Done: a second resume replays the same results and runs nothing.
-    expect(outline(await pipeline.resume(turn))).toEqual(outline(results));
-    expect(runsIn(marks)).toEqual(after);
-    expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
-    return { unfinished, cancelled };
   }
 
   it(`no non-idempotent body runs twice, every call gets one result, the file stays intact — over ${KILLS} kills`, async () => {
