@@ -1,8 +1,8 @@
 /**
- * Fleet bench: tool bodies on 2 worker processes through BullMQ on Redis (issue 13). This file is the
- * harness and the **plain BullMQ baseline**; toolstream's side (`pipeline.run` with `remoteTools`)
- * plugs into the same harness as `toolstreamSide` below, and the ratio toolstream/plain is printed
- * once it is there (target from issue 13: ≤ 1.3).
+ * Fleet bench: tool bodies on 2 worker processes through BullMQ on Redis (issue 13): toolstream's
+ * remote tools (`pipeline.operator()` with `remoteTools`, `createToolWorker`) side by side with **plain
+ * BullMQ** (a Queue, a QueueEvents and a Worker) in the same run, the ratio toolstream/plain printed
+ * (target ≤ 1.3), and the cancel round trip (target p99 ≤ 50 ms).
  *
  * Set-up: the Redis of `REDIS_URL`, else a `redis-server` of its own on a free loopback port (no
  * persistence); 2 worker child processes (this file, run with `worker`), concurrency 10 each, on a
@@ -32,6 +32,11 @@ import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents, Worker, type ConnectionOptions } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import { from as fromArray } from 'rxjs';
+import { z } from 'zod';
+import { createPipeline, implementTool, toolContract } from '../src/index.js';
+import { createToolWorker, remoteTools } from '../src/bullmq/index.js';
 import { startRedis } from '../test/support/redis.js';
 import { fmt, median, printHeader } from './common.js';
 
@@ -42,6 +47,7 @@ const SERIAL = 500;
 const WORKERS = 2;
 const CONCURRENCY = 10;
 const RECONCILE_MS = 200;
+const CANCELS = 50;
 
 /** What a round of one side is given: a Redis, and a queue its workers already serve. */
 interface Round {
@@ -105,22 +111,105 @@ const plainBullMQ: Side = {
   },
 };
 
-/**
- * toolstream's side, to fill once `remoteTools` and `createToolWorker` are merged: `serve` runs
- * `createToolWorker({ connection, queue, tools: [noop], concurrency, secret })` in the worker process;
- * `run` sends `round.jobs` no-op calls through `pipeline.run` of a pipeline with
- * `remoteTools([noopContract], { connection, queue, secret })` (concurrency ≥ the jobs in flight, so
- * the pool is not the limit), one latency per call (dispatch = the call entering the pipeline, result
- * = its result out), checking every result. `undefined` until then: the harness prints the baseline.
- */
-const toolstreamSide = undefined as Side | undefined;
+/** The contracts toolstream's side serves: a no-op, and a body that waits for its cancel. */
+const noop = toolContract({ name: 'noop', description: 'nothing', input: z.object({ x: z.number() }), mode: 'parallel' });
+const waitForCancel = toolContract({ name: 'wait_for_cancel', description: 'waits', input: z.object({ key: z.string() }), mode: 'parallel' });
+const SECRET = 'a bench secret, at least thirty-two bytes long';
+const now = () => performance.timeOrigin + performance.now(); // one clock for the agent and its workers (one machine)
 
 /**
- * The cancel round trip, to fill with toolstream's side: a body that waits for its signal, cancelled
- * from the agent (cancel-rest or the run's signal) — the time from the cancel to the body's signal
- * firing on its worker, p50/p99 (issue 13: p99 ≤ 50 ms on loopback). `undefined` until then.
+ * toolstream's side: `createToolWorker` in the worker processes, and in the producer a pipeline whose
+ * tools are `remoteTools([noop])` — concurrency `Infinity`, so the pool is not the limit (the plain side
+ * has every job in flight too). One latency per call: from the calls entering `pipeline.operator()`
+ * (all at once, or one at a time) to its result coming out — in model order, as a user gets them.
  */
-const cancelRoundTrip = undefined as ((connection: ConnectionOptions, queue: string) => Promise<readonly number[]>) | undefined;
+const toolstreamSide: Side = {
+  name: 'toolstream',
+  async serve(connection, queue, concurrency) {
+    const redis = new Redis(connection as RedisOptions);
+    const worker = createToolWorker({
+      connection,
+      queue,
+      concurrency,
+      secret: SECRET,
+      tools: [
+        implementTool(noop, ({ x }) => x),
+        implementTool(waitForCancel, ({ key }, { signal }) =>
+          new Promise<never>((_, reject) => {
+            void redis.rpush(`${key}:started`, String(now()));
+            signal.addEventListener('abort', () => (void redis.rpush(`${key}:aborted`, String(now())), reject(signal.reason)), { once: true });
+          }),
+        ),
+      ],
+    });
+    await worker.ready();
+    return async () => {
+      await worker.close();
+      redis.disconnect();
+    };
+  },
+  async run({ connection, queue, jobs, shape }) {
+    const fleet = remoteTools([noop], { connection, queue, secret: SECRET });
+    const pipeline = createPipeline({ tools: fleet.tools, concurrency: Infinity });
+    const latencies: number[] = [];
+    const batch = async (from: number, count: number) => {
+      const sent = performance.now();
+      const calls = Array.from({ length: count }, (_, i) => ({ id: `c${from + i}`, name: 'noop', args: { x: from + i } }));
+      await new Promise<void>((resolve, reject) =>
+        fromArray(calls).pipe(pipeline.operator()).subscribe({
+          next: (result) => {
+            if (result.status !== 'ok' || result.value !== Number(result.id.slice(1))) reject(new Error(`call ${result.id}: ${result.content}`));
+            latencies.push(performance.now() - sent);
+          },
+          error: reject,
+          complete: resolve,
+        }),
+      );
+    };
+    try {
+      const started = performance.now();
+      if (shape === 'all') await batch(0, jobs);
+      else for (let x = 0; x < jobs; x++) await batch(x, 1);
+      return { elapsedMs: performance.now() - started, latencies, reconciled: 0 };
+    } finally {
+      await fleet.close();
+      const cleanup = new Queue(queue, { connection });
+      await cleanup.obliterate({ force: true });
+      await cleanup.close();
+    }
+  },
+};
+
+/**
+ * The cancel round trip: a remote body that waits for its signal is cancelled through the run's
+ * signal once it has started on its worker; the time from the abort in the agent to the body's signal
+ * firing on the worker (both stamped with the machine's clock), per trial.
+ */
+async function cancelRoundTrip(connection: ConnectionOptions, queue: string): Promise<readonly number[]> {
+  const redis = new Redis(connection as RedisOptions);
+  const fleet = remoteTools([waitForCancel], { connection, queue, secret: SECRET });
+  const pipeline = createPipeline({ tools: fleet.tools });
+  const times: number[] = [];
+  try {
+    for (let trial = 0; trial < CANCELS; trial++) {
+      const key = `bench:${queue}:${trial}`;
+      const run = new AbortController();
+      const done = pipeline.run([{ id: 'w', name: 'wait_for_cancel', args: { key } }], { signal: run.signal });
+      await redis.blpop(`${key}:started`, 10);
+      const abortedAt = now();
+      run.abort();
+      const [, firedAt] = (await redis.blpop(`${key}:aborted`, 10)) ?? [];
+      const [result] = await done;
+      if (firedAt === undefined || result?.status !== 'cancelled') throw new Error(`cancel trial ${trial}: ${result?.content ?? 'no result'}`);
+      times.push(Number(firedAt) - abortedAt);
+      await redis.del(`${key}:started`, `${key}:aborted`);
+    }
+    return times;
+  } finally {
+    await fleet.close();
+    redis.disconnect();
+  }
+}
 
 /** Outstanding jobs of a round: settled by events, or by asking Redis when the events go quiet. */
 class Collector {
@@ -299,7 +388,7 @@ async function measure(side: Side, workers: Workers, connection: ConnectionOptio
 
 async function main(): Promise<void> {
   printHeader(`fleet: ${JOBS} no-op jobs, ${WORKERS} worker processes × concurrency ${CONCURRENCY}, BullMQ on Redis`);
-  const sides = [plainBullMQ, ...(toolstreamSide === undefined ? [] : [toolstreamSide])];
+  const sides = [plainBullMQ, toolstreamSide];
   const redis = await startRedis();
   const started: Workers[] = [];
   try {
@@ -325,19 +414,11 @@ async function main(): Promise<void> {
     for (const side of sides) {
       console.log(`| ${side.name} | ${fmt(med(side, 'rate'), 0)} | ${fmt(med(side, 'p50'))} | ${fmt(med(side, 'p99'))} | ${fmt(med(side, 'serialP50'), 2)} | ${fmt(med(side, 'serialP99'), 2)} | ${figures.get(side)!.map((f) => f.reconciled).join(', ')} |`);
     }
-    if (toolstreamSide === undefined) {
-      console.log('toolstream/plain: not measured yet (toolstreamSide in bench/fleet.ts is to be filled once remoteTools is merged)');
-    } else {
-      console.log(`toolstream/plain: time per call ${fmt(med(plainBullMQ, 'rate') / med(toolstreamSide, 'rate'), 2)}×, one-at-a-time p50 ${fmt(med(toolstreamSide, 'serialP50') / med(plainBullMQ, 'serialP50'), 2)}×`);
-    }
-    if (cancelRoundTrip === undefined) {
-      console.log('cancel round trip: not measured yet (cancelRoundTrip in bench/fleet.ts)');
-    } else {
-      const queue = `bench-cancel-${randomUUID()}`;
-      await fleets.get(toolstreamSide!)?.serve(queue);
-      const times = await cancelRoundTrip(connection, queue);
-      console.log(`cancel round trip: p50 ${fmt(percentile(times, 50), 2)} ms, p99 ${fmt(percentile(times, 99), 2)} ms (${times.length} cancels)`);
-    }
+    console.log(`toolstream/plain: time per call ${fmt(med(plainBullMQ, 'rate') / med(toolstreamSide, 'rate'), 2)}× (target ≤ 1.3), one-at-a-time p50 ${fmt(med(toolstreamSide, 'serialP50') / med(plainBullMQ, 'serialP50'), 2)}×`);
+    const queue = `bench-cancel-${randomUUID()}`;
+    await fleets.get(toolstreamSide)!.serve(queue);
+    const times = await cancelRoundTrip(connection, queue);
+    console.log(`cancel round trip (abort in the agent → the body's signal on its worker): p50 ${fmt(percentile(times, 50), 2)} ms, p99 ${fmt(percentile(times, 99), 2)} ms (${times.length} cancels; target p99 ≤ 50 ms)`);
   } finally {
     await Promise.all(started.map((workers) => workers.stop()));
     await redis.stop();
@@ -345,7 +426,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'worker') {
-  const side = [plainBullMQ, toolstreamSide].find((s) => s?.name === process.argv[3]);
+  const side = [plainBullMQ, toolstreamSide].find((s) => s.name === process.argv[3]);
   if (side === undefined) throw new Error(`no side ${process.argv[3]}`);
   void workerMain(side, process.argv[4]!);
 } else {
