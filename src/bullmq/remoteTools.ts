@@ -73,7 +73,8 @@ const DEFAULT_KEEP_JOBS_MS = 24 * 60 * 60 * 1000;
  * ```ts
  * import { createPipeline } from 'toolstream';
  * import { remoteTools } from 'toolstream/bullmq';
- * import { renderPage, readFile } from './contracts.js';
+ * import { renderPage } from './contracts.js';
+ * import { readFileTool } from './localTools.js';
  *
  * const fleet = remoteTools([renderPage], { connection: { url: process.env.REDIS_URL }, queue: 'browsers', secret: process.env.FLEET_SECRET! });
  * const pipeline = createPipeline({ tools: [...fleet.tools, readFileTool] }); // remote and local tools mix
