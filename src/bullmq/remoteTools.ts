@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { defineTool, type AnyTool, type ToolContext } from '../defineTool.js';
+import type { AnyTool, ToolContext } from '../defineTool.js';
 import { OutcomeUnknown } from '../internal/outcomeUnknown.js';
 import { durableCallOf, markReattaching } from '../internal/reattach.js';
 import { streamHandoff } from '../internal/streamHandoff.js';
 import { isPositiveDuration } from '../internal/validate.js';
-import { isToolContract, type ToolContract } from '../toolContract.js';
+import { implementTool, isToolContract, type ToolContract } from '../toolContract.js';
 import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
 import { durableJobId, signPayload } from './jobPayload.js';
 import type { JobOutcome, JobWatch } from './jobWatch.js';
@@ -73,7 +73,8 @@ const DEFAULT_KEEP_JOBS_MS = 24 * 60 * 60 * 1000;
  * ```ts
  * import { createPipeline } from 'toolstream';
  * import { remoteTools } from 'toolstream/bullmq';
- * import { renderPage, readFile } from './contracts.js';
+ * import { renderPage } from './contracts.js';
+ * import { readFileTool } from './localTools.js';
  *
  * const fleet = remoteTools([renderPage], { connection: { url: process.env.REDIS_URL }, queue: 'browsers', secret: process.env.FLEET_SECRET! });
  * const pipeline = createPipeline({ tools: [...fleet.tools, readFileTool] }); // remote and local tools mix
@@ -100,21 +101,7 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
   const fleet = new AgentFleet(connection, prefix, secret, reconcileMs, keepJobsMs);
-  const tools = contracts.map((contract, i) => {
-    const { name, description, input, mode, idempotent, timeoutMs, onError, render } = contract;
-    const tool = defineTool({
-      name,
-      description,
-      input,
-      mode,
-      idempotent,
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-      ...(onError === undefined ? {} : { onError }),
-      ...(render === undefined ? {} : { render }),
-      execute: (args: unknown, ctx: ToolContext) => fleet.dispatch(contract, queues[i]!, args, ctx),
-    });
-    return markReattaching(tool);
-  });
+  const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
   return Object.freeze({ tools: Object.freeze(tools), close: () => fleet.close() });
 }
 

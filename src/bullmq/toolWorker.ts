@@ -27,8 +27,9 @@ export interface ToolWorkerOptions {
   /** BullMQ's key prefix; the same as the agents'. @default 'toolstream' */
   readonly prefix?: string;
   /**
-   * The job lock's duration: a worker that dies is noticed at most about `2 × lockMs` later (the lock
-   * lapses within `lockMs`, the stall check runs every `lockMs / 2` and needs two looks). @default 5000
+   * The job lock's duration: a worker that dies is noticed about `2 × lockMs` later at most (its lock
+   * lapses within `lockMs`; the stall check runs every `lockMs / 2` and moves a job whose lock is gone
+   * at its next look), so 10 s by default. @default 5000
    */
   readonly lockMs?: number;
 }

@@ -1,40 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { remoteTools, setFleetLimits, type RemoteTools } from '../../src/bullmq/index.js';
+import { setFleetLimits, type RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline, defineTool } from '../../src/index.js';
-import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { redisAvailable, requireRedis } from '../support/redis.js';
 import { sleep, stubborn } from './support/contracts.js';
 import { now } from './support/fleetTools.js';
-import { SECRET, testFleet, until, WITH_REDIS, type TestFleet } from './support/fleet.js';
+import { until, useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
 const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (${WITH_REDIS})`, () => {
-  let redis: TestRedis;
-  let fleet: TestFleet;
-  let remote: RemoteTools;
   const wide = `q-${randomUUID()}`;
   /** One body at a time over the whole fleet: a second call waits in the queue. */
   const narrow = `q-${randomUUID()}`;
-
-  beforeAll(async () => {
-    redis = await startRedis();
-    fleet = testFleet(redis.url);
-    await fleet.start(2, [{ queue: wide, concurrency: 4 }, { queue: narrow, concurrency: 1 }]);
-    remote = remoteTools([sleep, stubborn], { connection: { url: redis.url }, queue: wide, prefix: fleet.prefix, secret: SECRET });
-  });
-  afterAll(async () => {
-    await remote?.close();
-    await fleet?.stop();
-    await redis?.stop();
+  const suite = useFleet({ workers: 2, queues: [{ queue: wide, concurrency: 4 }, { queue: narrow, concurrency: 1 }] });
+  let remote: RemoteTools;
+  beforeAll(() => {
+    remote = suite.remote([sleep, stubborn], { queue: wide });
   });
 
-  const started = (callId: string) => fleet.events().some((event) => event.callId === callId && event.e === 'start');
-  const abortSeen = (callId: string) => fleet.events().find((event) => event.callId === callId && event.e === 'abort');
+  const started = (callId: string) => suite.fleet.events().some((event) => event.callId === callId && event.e === 'start');
+  const abortSeen = (callId: string) => suite.fleet.events().find((event) => event.callId === callId && event.e === 'abort');
 
   it('the run\'s signal aborts an active job\'s body on its worker process (latency over 50 trials printed)', async () => {
     const pipeline = createPipeline({ tools: remote.tools });
@@ -79,11 +69,11 @@ describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (
   });
 
   it('a waiting job is removed and never runs', async () => {
-    const queued = remoteTools([sleep], { connection: { url: redis.url }, queue: narrow, prefix: fleet.prefix, secret: SECRET });
-    const queue = new Queue(narrow, { connection: { url: redis.url }, prefix: fleet.prefix });
+    const queued = suite.remote([sleep], { queue: narrow });
+    const queue = new Queue(narrow, { connection: { url: suite.redis.url }, prefix: suite.fleet.prefix });
     try {
       const [busy, waiting] = [`busy-${randomUUID()}`, `waiting-${randomUUID()}`];
-      await setFleetLimits({ connection: { url: redis.url }, queue: narrow, prefix: fleet.prefix, concurrency: 1 });
+      await setFleetLimits({ connection: { url: suite.redis.url }, queue: narrow, prefix: suite.fleet.prefix, concurrency: 1 });
       const pipeline = createPipeline({ tools: queued.tools });
       const first = pipeline.run([{ id: busy, name: 'sleep', args: { ms: 400 } }]);
       await until(() => started(busy), 5000, 'the busy call to start');
@@ -111,7 +101,7 @@ describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (
       { id: next, name: 'sleep', args: { ms: 1 } },
     ]);
     expect(results.map((r) => r.error?.code)).toEqual(['timeout', undefined]);
-    const events = fleet.events();
+    const events = suite.fleet.events();
     const deafStart = events.find((event) => event.callId === deaf && event.e === 'start')!.t;
     const nextStart = events.find((event) => event.callId === next && event.e === 'start')!.t;
     expect(nextStart - deafStart).toBeGreaterThanOrEqual(250); // timeout 100 + grace 200 (minus timer slack)

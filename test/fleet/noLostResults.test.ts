@@ -1,41 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { remoteTools, setFleetLimits } from '../../src/bullmq/index.js';
+import { describe, expect, it } from 'vitest';
+import { setFleetLimits } from '../../src/bullmq/index.js';
 import { createPipeline } from '../../src/index.js';
-import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { redisAvailable, requireRedis } from '../support/redis.js';
 import { echo, sleep } from './support/contracts.js';
-import { maxOverlap, SECRET, testFleet, WITH_REDIS, type TestFleet } from './support/fleet.js';
+import { maxOverlap, useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
 describe.skipIf(!redisAvailable())(`no lost results, fleet limits (${WITH_REDIS})`, () => {
-  let redis: TestRedis;
-  let fleet: TestFleet;
   const queue = `q-${randomUUID()}`;
   const limited = `q-${randomUUID()}`;
-
-  beforeAll(async () => {
-    redis = await startRedis();
-    fleet = testFleet(redis.url);
-    await fleet.start(2, [{ queue, concurrency: 8 }, { queue: limited, concurrency: 5 }]);
-  });
-  afterAll(async () => {
-    await fleet?.stop();
-    await redis?.stop();
-  });
+  const suite = useFleet({ workers: 2, queues: [{ queue, concurrency: 8 }, { queue: limited, concurrency: 5 }] });
 
   it('with the events stream trimmed to nothing as it is written, every completion still arrives (by reconcile)', async () => {
-    const remote = remoteTools([echo], { connection: { url: redis.url }, queue, prefix: fleet.prefix, secret: SECRET, reconcileMs: 100 });
-    const trimmer = new Redis(redis.url);
-    const witness = new QueueEvents(queue, { connection: { url: redis.url }, prefix: fleet.prefix });
+    const remote = suite.remote([echo], { queue, reconcileMs: 100 });
+    const trimmer = new Redis(suite.redis.url);
+    const witness = new QueueEvents(queue, { connection: { url: suite.redis.url }, prefix: suite.fleet.prefix });
     let seen = 0;
     witness.on('completed', () => seen++);
     await witness.waitUntilReady();
     let trimming = true;
     const trim = (async () => {
-      while (trimming) await trimmer.xtrim(`${fleet.prefix}:${queue}:events`, 'MAXLEN', 0);
+      while (trimming) await trimmer.xtrim(`${suite.fleet.prefix}:${queue}:events`, 'MAXLEN', 0);
     })();
     try {
       const calls = Array.from({ length: 200 }, (_, i) => ({ id: `c${i}`, name: 'echo', args: { text: String(i) } }));
@@ -52,15 +41,15 @@ describe.skipIf(!redisAvailable())(`no lost results, fleet limits (${WITH_REDIS}
   });
 
   it('3 agent pipelines x 20 calls against one queue limited to 4 never run more than 4 bodies at once (on the workers)', async () => {
-    await setFleetLimits({ connection: { url: redis.url }, queue: limited, prefix: fleet.prefix, concurrency: 4 });
-    const agents = Array.from({ length: 3 }, () => remoteTools([sleep], { connection: { url: redis.url }, queue: limited, prefix: fleet.prefix, secret: SECRET }));
+    await setFleetLimits({ connection: { url: suite.redis.url }, queue: limited, prefix: suite.fleet.prefix, concurrency: 4 });
+    const agents = Array.from({ length: 3 }, () => suite.remote([sleep], { queue: limited }));
     try {
       const runs = agents.map((agent, a) =>
         createPipeline({ tools: agent.tools }).run(Array.from({ length: 20 }, (_, i) => ({ id: `limited-${a}-${i}`, name: 'sleep', args: { ms: 20 } }))),
       );
       const results = (await Promise.all(runs)).flat();
       expect(results.every((r) => r.status === 'ok')).toBe(true);
-      const events = fleet.events().filter((event) => event.callId.startsWith('limited-'));
+      const events = suite.fleet.events().filter((event) => event.callId.startsWith('limited-'));
       expect(events.filter((event) => event.e === 'start')).toHaveLength(60);
       const overlap = maxOverlap(events);
       console.log(`fleet limit 4: at most ${overlap} bodies ran at once (2 workers x 5, 3 agents x 20 calls)`);
@@ -68,7 +57,7 @@ describe.skipIf(!redisAvailable())(`no lost results, fleet limits (${WITH_REDIS}
       expect(overlap).toBeGreaterThanOrEqual(2);
     } finally {
       await Promise.all(agents.map((agent) => agent.close()));
-      await setFleetLimits({ connection: { url: redis.url }, queue: limited, prefix: fleet.prefix, concurrency: null });
+      await setFleetLimits({ connection: { url: suite.redis.url }, queue: limited, prefix: suite.fleet.prefix, concurrency: null });
     }
   });
 });

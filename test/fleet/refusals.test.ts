@@ -4,35 +4,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { remoteTools, RemoteToolError, type RemoteTools } from '../../src/bullmq/index.js';
 import { signPayload, type UnsignedPayload } from '../../src/bullmq/jobPayload.js';
 import { createPipeline } from '../../src/index.js';
-import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { redisAvailable, requireRedis } from '../support/redis.js';
 import { fails, nowhere, sleep, strict } from './support/contracts.js';
-import { SECRET, testFleet, WITH_REDIS, type TestFleet } from './support/fleet.js';
+import { SECRET, useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
 describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WITH_REDIS})`, () => {
-  let redis: TestRedis;
-  let fleet: TestFleet;
+  const name = `q-${randomUUID()}`;
+  const suite = useFleet({ workers: 1, queues: [{ queue: name, concurrency: 4 }] });
   let remote: RemoteTools;
   let queue: Queue;
   let events: QueueEvents;
-  const name = `q-${randomUUID()}`;
-
   beforeAll(async () => {
-    redis = await startRedis();
-    fleet = testFleet(redis.url);
-    await fleet.start(1, [{ queue: name, concurrency: 4 }]);
-    remote = remoteTools([strict, nowhere, fails, sleep], { connection: { url: redis.url }, queue: name, prefix: fleet.prefix, secret: SECRET });
-    queue = new Queue(name, { connection: { url: redis.url }, prefix: fleet.prefix });
-    events = new QueueEvents(name, { connection: { url: redis.url }, prefix: fleet.prefix });
+    remote = suite.remote([strict, nowhere, fails, sleep], { queue: name });
+    queue = new Queue(name, { connection: suite.connection, prefix: suite.fleet.prefix });
+    events = new QueueEvents(name, { connection: suite.connection, prefix: suite.fleet.prefix });
     await events.waitUntilReady();
   });
   afterAll(async () => {
-    await remote?.close();
     await queue?.close();
     await events?.close();
-    await fleet?.stop();
-    await redis?.stop();
   });
 
   it('arguments the worker\'s schema rejects, a tool no worker has, a body that throws: error results with the worker\'s text', async () => {
@@ -64,28 +56,28 @@ describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WIT
   it('an unsigned job, a forged signature, a signed payload copied under another id or queue: refused, nothing runs', async () => {
     const unsigned: UnsignedPayload = { v: 1, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, deadline: null, keepMs: 60_000 };
     expect(await failureOf(`u-${randomUUID()}`, unsigned)).toMatch(/^\[refused\] .*it is not signed/);
-    const forged = signPayload(Buffer.from('another secret, also 32 bytes long!!'), { ...unsigned, callId: 'forged' }, { jobId: 'f-1', prefix: fleet.prefix, queue: name });
+    const forged = signPayload(Buffer.from('another secret, also 32 bytes long!!'), { ...unsigned, callId: 'forged' }, { jobId: 'f-1', prefix: suite.fleet.prefix, queue: name });
     expect(await failureOf('f-1', forged)).toMatch(/^\[refused\] .*signature does not match/);
-    const signed = signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'copied' }, { jobId: 'original', prefix: fleet.prefix, queue: name });
+    const signed = signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'copied' }, { jobId: 'original', prefix: suite.fleet.prefix, queue: name });
     expect(await failureOf('copy', signed)).toMatch(/^\[refused\] .*signature does not match/);
-    const elsewhere = signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'moved' }, { jobId: 'moved', prefix: fleet.prefix, queue: 'another-queue' });
+    const elsewhere = signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'moved' }, { jobId: 'moved', prefix: suite.fleet.prefix, queue: 'another-queue' });
     expect(await failureOf('moved', elsewhere)).toMatch(/^\[refused\] .*signature does not match/);
-    const tampered = { ...signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'tampered' }, { jobId: 'tampered', prefix: fleet.prefix, queue: name }), args: { ms: 2 } };
+    const tampered = { ...signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'tampered' }, { jobId: 'tampered', prefix: suite.fleet.prefix, queue: name }), args: { ms: 2 } };
     expect(await failureOf('tampered', tampered)).toMatch(/^\[refused\] .*signature does not match/);
     // The control: the same payload signed for its id and queue runs.
-    const good = signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'good' }, { jobId: 'good', prefix: fleet.prefix, queue: name });
+    const good = signPayload(Buffer.from(SECRET), { ...unsigned, callId: 'good' }, { jobId: 'good', prefix: suite.fleet.prefix, queue: name });
     expect(await failureOf('good', good)).toBe('completed');
-    const ran = fleet.events().filter((event) => event.e === 'start').map((event) => event.callId);
+    const ran = suite.fleet.events().filter((event) => event.e === 'start').map((event) => event.callId);
     expect(ran).toContain('good');
     for (const callId of ['unsigned', 'forged', 'copied', 'moved', 'tampered']) expect(ran).not.toContain(callId);
   });
 
   it('an agent with another secret gets refused results', async () => {
-    const stranger = remoteTools([sleep], { connection: { url: redis.url }, queue: name, prefix: fleet.prefix, secret: 'not the secret the workers have, 32+ bytes' });
+    const stranger = remoteTools([sleep], { connection: { url: suite.redis.url }, queue: name, prefix: suite.fleet.prefix, secret: 'not the secret the workers have, 32+ bytes' });
     try {
       const [result] = await createPipeline({ tools: stranger.tools }).run([{ id: 'stranger', name: 'sleep', args: { ms: 1 } }]);
       expect(result).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'refused' } } });
-      expect(fleet.events().some((event) => event.callId === 'stranger')).toBe(false);
+      expect(suite.fleet.events().some((event) => event.callId === 'stranger')).toBe(false);
     } finally {
       await stranger.close();
     }

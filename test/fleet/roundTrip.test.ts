@@ -1,30 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { remoteTools, type RemoteTools } from '../../src/bullmq/index.js';
+import type { RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline, defineTool } from '../../src/index.js';
-import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { redisAvailable, requireRedis } from '../support/redis.js';
 import { barrier, echo, sleep } from './support/contracts.js';
-import { intervals, maxOverlap, SECRET, testFleet, WITH_REDIS, type TestFleet } from './support/fleet.js';
+import { intervals, maxOverlap, useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
 describe.skipIf(!redisAvailable())(`remote tools: a round trip through BullMQ to worker processes (${WITH_REDIS})`, () => {
-  let redis: TestRedis;
-  let fleet: TestFleet;
-  let remote: RemoteTools;
   const queue = `q-${randomUUID()}`;
-
-  beforeAll(async () => {
-    redis = await startRedis();
-    fleet = testFleet(redis.url);
-    await fleet.start(2, [{ queue, concurrency: 8 }]);
-    remote = remoteTools([echo, sleep, barrier], { connection: { url: redis.url }, queue, prefix: fleet.prefix, secret: SECRET });
-  });
-  afterAll(async () => {
-    await remote?.close();
-    await fleet?.stop();
-    await redis?.stop();
+  const suite = useFleet({ workers: 2, queues: [{ queue, concurrency: 8 }] });
+  let remote: RemoteTools;
+  beforeAll(() => {
+    remote = suite.remote([echo, sleep, barrier], { queue });
   });
 
   it('a remote tool returns the worker\'s value, raw; local and remote tools mix in one pipeline, results in model order', async () => {
@@ -36,7 +26,7 @@ describe.skipIf(!redisAvailable())(`remote tools: a round trip through BullMQ to
       { id: 'c', name: 'local', args: {} },
     ]);
     expect(results.map((r) => [r.id, r.status])).toEqual([['a', 'ok'], ['b', 'ok'], ['c', 'ok']]);
-    const workerPids = fleet.workers.map((child) => child.pid);
+    const workerPids = suite.fleet.workers.map((child) => child.pid);
     expect(workerPids).toContain((results[0]!.value as { pid: number }).pid);
     expect(results[1]!.value).toMatchObject({ echo: 'hi' });
     expect(workerPids).toContain((results[1]!.value as { pid: number }).pid);
@@ -53,7 +43,7 @@ describe.skipIf(!redisAvailable())(`remote tools: a round trip through BullMQ to
     ];
     const results = await pipeline.run(calls);
     expect(results.every((r) => r.status === 'ok')).toBe(true);
-    const events = fleet.events().filter((event) => calls.some((call) => call.id === event.callId));
+    const events = suite.fleet.events().filter((event) => calls.some((call) => call.id === event.callId));
     expect(maxOverlap(events)).toBeLessThanOrEqual(3);
     expect(maxOverlap(events)).toBeGreaterThan(1); // the workers did run them side by side
     const runs = intervals(events);

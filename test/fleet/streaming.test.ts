@@ -1,32 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { remoteTools, type RemoteTools } from '../../src/bullmq/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline, type ToolContext } from '../../src/index.js';
 import { handedOffStream } from '../../src/internal/streamHandoff.js';
-import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { redisAvailable, requireRedis } from '../support/redis.js';
 import { echo, items } from './support/contracts.js';
 import { now } from './support/fleetTools.js';
-import { SECRET, testFleet, WITH_REDIS, type TestFleet } from './support/fleet.js';
+import { useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
 describe.skipIf(!redisAvailable())(`streamed output of a remote body (${WITH_REDIS})`, () => {
-  let redis: TestRedis;
-  let fleet: TestFleet;
-  let remote: RemoteTools;
   const queue = `q-${randomUUID()}`;
-
-  beforeAll(async () => {
-    redis = await startRedis({ own: true }); // one test drops its pub/sub clients
-    fleet = testFleet(redis.url);
-    await fleet.start(1, [{ queue, concurrency: 4 }]);
-    remote = remoteTools([items, echo], { connection: { url: redis.url }, queue, prefix: fleet.prefix, secret: SECRET });
-  });
-  afterAll(async () => {
-    await remote?.close();
-    await fleet?.stop();
-    await redis?.stop();
+  const suite = useFleet({ workers: 1, queues: [{ queue, concurrency: 4 }], own: true }); // one test drops its pub/sub clients
+  let remote: RemoteTools;
+  beforeAll(() => {
+    remote = suite.remote([items, echo], { queue });
   });
 
   it('is a streamed result with every item in order; a plain value stays a value', async () => {
@@ -50,14 +40,14 @@ describe.skipIf(!redisAvailable())(`streamed output of a remote body (${WITH_RED
     const arrived: { item: unknown; t: number }[] = [];
     for await (const item of stream) arrived.push({ item, t: now() });
     expect(arrived.map((a) => a.item)).toEqual([0, 1, 2, 3, 4]);
-    const end = fleet.events().find((event) => event.callId === callId && event.e === 'end')!.t;
+    const end = suite.fleet.events().find((event) => event.callId === callId && event.e === 'end')!.t;
     for (const { t } of arrived.slice(0, 4)) expect(t).toBeLessThan(end); // the body was still running
-    const second = fleet.events().find((event) => event.callId === callId && event.e === 'item' && event.item === 1)!.t;
+    const second = suite.fleet.events().find((event) => event.callId === callId && event.e === 'item' && event.item === 1)!.t;
     expect(arrived[1]!.t - second).toBeLessThan(100); // and not long after the worker yielded it
   });
 
   it('notices lost on the way (a dropped subscriber connection) lose no item: the job\'s end reads the rest', async () => {
-    const killer = new Redis(redis.url);
+    const killer = new Redis(suite.redis.url);
     try {
       const run = createPipeline({ tools: remote.tools }).run([{ id: 'lossy', name: 'items', args: { count: 20, gapMs: 10 } }]);
       await new Promise((resolve) => setTimeout(resolve, 60));

@@ -4,7 +4,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { REDIS_MISSING, redisAvailable } from '../../support/redis.js';
+import { afterAll, beforeAll } from 'vitest';
+import { remoteTools, type RemoteTools, type RemoteToolsOptions } from '../../../src/bullmq/index.js';
+import type { ToolContract } from '../../../src/index.js';
+import { REDIS_MISSING, redisAvailable, startRedis, type TestRedis } from '../../support/redis.js';
 import type { WorkerEvent } from './fleetTools.js';
 import type { WorkerConfig } from './workerProcess.js';
 
@@ -131,4 +134,51 @@ async function deleteKeys(url: string, prefix: string): Promise<void> {
   } finally {
     await redis.quit();
   }
+}
+
+/** What {@link useFleet} gives a test file, set once its `beforeAll` ran. */
+export interface FleetSuite {
+  readonly redis: TestRedis;
+  readonly fleet: TestFleet;
+  /** The connection options of the suite's Redis. */
+  readonly connection: { readonly url: string };
+  /** Remote tools on the suite's Redis and prefix with the fleet's secret, closed after the file. */
+  remote(contracts: readonly ToolContract[], options: Partial<RemoteToolsOptions> & { readonly queue: RemoteToolsOptions['queue'] }): RemoteTools;
+}
+
+/**
+ * A fleet test file's setup: a Redis (`own: true` for a private one), `workers` worker processes on
+ * `queues`, and remote tools made through `remote`; all stopped, closed and cleaned up after the file.
+ */
+export function useFleet(setup: { readonly workers: number; readonly queues: WorkerConfig['queues']; readonly lockMs?: number; readonly own?: boolean }): FleetSuite {
+  let state: { redis: TestRedis; fleet: TestFleet } | undefined;
+  const made: RemoteTools[] = [];
+  const get = () => state ?? (() => { throw new Error('useFleet: used before its beforeAll ran'); })();
+  beforeAll(async () => {
+    const redis = await startRedis({ own: setup.own ?? false });
+    const fleet = testFleet(redis.url);
+    state = { redis, fleet };
+    await fleet.start(setup.workers, setup.queues, setup.lockMs === undefined ? {} : { lockMs: setup.lockMs });
+  });
+  afterAll(async () => {
+    await Promise.all(made.map((remote) => remote.close()));
+    await state?.fleet.stop();
+    await state?.redis.stop();
+  });
+  return {
+    get redis() {
+      return get().redis;
+    },
+    get fleet() {
+      return get().fleet;
+    },
+    get connection() {
+      return { url: get().redis.url };
+    },
+    remote(contracts, options) {
+      const remote = remoteTools(contracts, { connection: { url: get().redis.url }, prefix: get().fleet.prefix, secret: SECRET, ...options });
+      made.push(remote);
+      return remote;
+    },
+  };
 }
