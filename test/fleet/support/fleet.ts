@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -25,6 +25,8 @@ export interface TestFleet {
   start(n: number, queues: WorkerConfig['queues'], options?: { readonly lockMs?: number }): Promise<ChildProcess[]>;
   /** Every event the workers logged so far, in time order. */
   events(): WorkerEvent[];
+  /** Empties the workers' logs (they keep appending to the same files). */
+  clearEvents(): void;
   /** Stops the workers (SIGTERM, then SIGKILL), deletes the prefix's keys and the logs. */
   stop(): Promise<void>;
 }
@@ -49,6 +51,9 @@ export function testFleet(url: string): TestFleet {
       return started;
     },
     events: () => readEvents(logDir),
+    clearEvents: () => {
+      for (const file of readdirSync(logDir)) if (file.endsWith('.jsonl')) truncateSync(join(logDir, file)); // the workers append (O_APPEND): their next line starts the file
+    },
     async stop() {
       await Promise.all(workers.map(stopProcess));
       await deleteKeys(url, prefix);
@@ -78,14 +83,14 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Every event the worker processes logged, in time order. */
+/** Every event the worker processes logged, in time order (CLOCK_MONOTONIC, one clock for all of them). */
 export function readEvents(logDir: string): WorkerEvent[] {
   const events: WorkerEvent[] = [];
   for (const file of readdirSync(logDir)) {
     if (!file.endsWith('.jsonl')) continue;
     for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) if (line !== '') events.push(JSON.parse(line) as WorkerEvent);
   }
-  return events.sort((a, b) => a.t - b.t);
+  return events.sort((a, b) => a.m - b.m);
 }
 
 /** The most bodies that ran at once, from the workers' start and end events (of `tools`, when given). */
@@ -100,12 +105,12 @@ export function maxOverlap(events: readonly WorkerEvent[], tools?: readonly stri
   return max;
 }
 
-/** Each body's run, from the workers' logs: [start, end] by call id. */
+/** Each body's run, from the workers' logs: [start, end] by call id, on CLOCK_MONOTONIC (`WorkerEvent.m`). */
 export function intervals(events: readonly WorkerEvent[]): Map<string, { readonly tool: string; readonly start: number; readonly end: number }> {
   const runs = new Map<string, { tool: string; start: number; end: number }>();
   for (const event of events) {
-    if (event.e === 'start') runs.set(event.callId, { tool: event.tool, start: event.t, end: Infinity });
-    else if (event.e === 'end') runs.get(event.callId)!.end = event.t;
+    if (event.e === 'start') runs.set(event.callId, { tool: event.tool, start: event.m, end: Infinity });
+    else if (event.e === 'end') runs.get(event.callId)!.end = event.m;
   }
   return runs;
 }
