@@ -42,12 +42,8 @@ export function testFleet(url: string): TestFleet {
     workers,
     async start(n, queues, options = {}) {
       const config: WorkerConfig = { url, prefix, secret: SECRET, logDir, queues, ...options };
-      const started = Array.from({ length: n }, () => {
-        const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, FLEET_WORKER: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'inherit'] });
-        workers.push(child);
-        return child;
-      });
-      await Promise.all(started.map(ready));
+      const started = await Promise.all(Array.from({ length: n }, () => startProcess(WORKER, { FLEET_WORKER: JSON.stringify(config) })));
+      workers.push(...started);
       return started;
     },
     events: () => readEvents(logDir),
@@ -62,19 +58,30 @@ export function testFleet(url: string): TestFleet {
   };
 }
 
+/**
+ * Runs a TypeScript file of the tests as a process of its own (`node --import tsx`, `env` added to
+ * ours); resolves once it printed "ready". Its stderr is ours.
+ */
+export async function startProcess(script: string, env: Readonly<Record<string, string>>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await ready(child);
+  return child;
+}
+
 function ready(child: ChildProcess): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error('a worker process did not get ready in 15 s')), 15_000);
+    const timer = setTimeout(() => reject(new Error('a test process did not get ready in 15 s')), 15_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('ready')) (clearTimeout(timer), resolvePromise());
     });
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`a worker process exited (${code}) before it was ready`))));
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`a test process exited (${code}) before it was ready`))));
   });
 }
 
-async function stopProcess(child: ChildProcess): Promise<void> {
+/** Stops a test process: SIGTERM, then SIGKILL after 3 s. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   child.kill('SIGTERM');
