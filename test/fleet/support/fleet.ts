@@ -64,7 +64,12 @@ export function testFleet(url: string): TestFleet {
  */
 export async function startProcess(script: string, env: Readonly<Record<string, string>>): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  await ready(child);
+  try {
+    await ready(child);
+  } catch (error) {
+    child.kill('SIGKILL'); // not left behind when it never got ready
+    throw error;
+  }
   return child;
 }
 
