@@ -38,29 +38,59 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** A Redis this process started (`own: true`): it can also be restarted, on the same port. */
+export interface OwnRedis extends TestRedis {
+  /**
+   * Stops the server (SIGKILL: a crash, not a clean shutdown), waits `downMs`, and starts it again on
+   * the same port and directory; resolves once it answers PING. Without `persist` it comes back
+   * empty, as the tests' and CI's Redis would (no persistence); with it, it comes back with every
+   * write it answered before (`appendonly yes`, `appendfsync always`).
+   */
+  restart(downMs: number): Promise<void>;
+}
+
 /**
  * The given Redis, or a fresh one of our own on a free loopback port, once it answers PING. `own: true`
- * always starts one (a test that restarts or kills its Redis must not touch the shared one). Tests that
+ * always starts one (a test that restarts or kills its Redis must not touch the shared one); `persist`
+ * makes that one write every command to an append-only file first, so it survives a restart. Tests that
  * share a Redis keep apart by their queue names and key prefixes.
  */
-export async function startRedis(options: { readonly own?: boolean } = {}): Promise<TestRedis> {
+export async function startRedis(options: { readonly own: true; readonly persist?: boolean }): Promise<OwnRedis>;
+export async function startRedis(options?: { readonly own?: boolean }): Promise<TestRedis>;
+export async function startRedis(options: { readonly own?: boolean; readonly persist?: boolean } = {}): Promise<TestRedis | OwnRedis> {
   const given = process.env['REDIS_URL'];
   if (given !== undefined && options.own !== true) return { url: given, stop: async () => undefined };
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'toolstream-redis-'));
-  const server: ChildProcess = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const persistence = options.persist === true ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const args = ['--bind', '127.0.0.1', '--port', String(port), '--save', '', ...persistence, '--dir', dir];
   const url = `redis://127.0.0.1:${port}`;
+  let server = await serve(args, port, url);
+  const exited = (child: ChildProcess) =>
+    new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return {
+    url,
+    stop: async () => {
+      const stopped = exited(server);
+      server.kill('SIGTERM');
+      await stopped;
+      rmSync(dir, { recursive: true, force: true });
+    },
+    restart: async (downMs: number) => {
+      const stopped = exited(server);
+      server.kill('SIGKILL');
+      await stopped;
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      server = await serve(args, port, url);
+    },
+  };
+}
+
+/** Starts redis-server with `args`; resolves once it answers PING on `port`. */
+async function serve(args: readonly string[], port: number, url: string): Promise<ChildProcess> {
+  const server: ChildProcess = spawn('redis-server', args, { stdio: 'ignore' });
   for (let attempt = 0; attempt < 100; attempt++) {
-    if (spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.includes('PONG')) {
-      return {
-        url,
-        stop: () =>
-          new Promise<void>((resolve) => {
-            server.once('exit', () => (rmSync(dir, { recursive: true, force: true }), resolve()));
-            server.kill('SIGTERM');
-          }),
-      };
-    }
+    if (spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.includes('PONG')) return server;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   server.kill('SIGKILL');

@@ -33,3 +33,18 @@ export const fails = toolContract({ name: 'fails', description: 'Throw', input: 
 
 /** Known to the agent only: no worker has it. */
 export const nowhere = toolContract({ name: 'nowhere', description: 'No worker runs it', input: z.object({}), mode: 'parallel' });
+
+/** Sleeps `ms` honouring its signal, then throws when `fail` (the property tests' remote bodies). */
+export const step = toolContract({ name: 'step', description: 'Work a while', input: z.object({ ms: z.int().nonnegative(), fail: z.boolean() }), mode: 'parallel' });
+
+/** Like step, but a barrier (its failure cancels the rest of its turn unless onError says otherwise). */
+export const stepAlone = toolContract({ name: 'step_alone', description: 'Work a while, alone', input: z.object({ ms: z.int().nonnegative(), fail: z.boolean() }), mode: 'exclusive' });
+
+/** Like step, but idempotent (run again when its worker dies). */
+export const stepIdempotent = toolContract({
+  name: 'step_idempotent',
+  description: 'Work a while; safe to repeat',
+  input: z.object({ ms: z.int().nonnegative(), fail: z.boolean() }),
+  mode: 'parallel',
+  idempotent: true,
+});

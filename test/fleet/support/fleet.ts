@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -28,6 +28,8 @@ export interface TestFleet {
   start(n: number, queues: WorkerConfig['queues'], options?: { readonly lockMs?: number }): Promise<ChildProcess[]>;
   /** Every event the workers logged so far, in time order. */
   events(): WorkerEvent[];
+  /** Empties the workers' logs (they keep appending to the same files). */
+  clearEvents(): void;
   /** Stops the workers (SIGTERM, then SIGKILL), deletes the prefix's keys and the logs. */
   stop(): Promise<void>;
 }
@@ -43,15 +45,14 @@ export function testFleet(url: string): TestFleet {
     workers,
     async start(n, queues, options = {}) {
       const config: WorkerConfig = { url, prefix, secret: SECRET, logDir, queues, ...options };
-      const started = Array.from({ length: n }, () => {
-        const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, FLEET_WORKER: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'inherit'] });
-        workers.push(child);
-        return child;
-      });
-      await Promise.all(started.map(ready));
+      const started = await Promise.all(Array.from({ length: n }, () => startProcess(WORKER, { FLEET_WORKER: JSON.stringify(config) })));
+      workers.push(...started);
       return started;
     },
     events: () => readEvents(logDir),
+    clearEvents: () => {
+      for (const file of readdirSync(logDir)) if (file.endsWith('.jsonl')) truncateSync(join(logDir, file)); // the workers append (O_APPEND): their next line starts the file
+    },
     async stop() {
       await Promise.all(workers.map(stopProcess));
       await deleteKeys(url, prefix);
@@ -60,19 +61,35 @@ export function testFleet(url: string): TestFleet {
   };
 }
 
+/**
+ * Runs a TypeScript file of the tests as a process of its own (`node --import tsx`, `env` added to
+ * ours); resolves once it printed "ready". Its stderr is ours.
+ */
+export async function startProcess(script: string, env: Readonly<Record<string, string>>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await ready(child);
+  } catch (error) {
+    child.kill('SIGKILL'); // not left behind when it never got ready
+    throw error;
+  }
+  return child;
+}
+
 function ready(child: ChildProcess): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error('a worker process did not get ready in 15 s')), 15_000);
+    const timer = setTimeout(() => reject(new Error('a test process did not get ready in 15 s')), 15_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('ready')) (clearTimeout(timer), resolvePromise());
     });
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`a worker process exited (${code}) before it was ready`))));
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`a test process exited (${code}) before it was ready`))));
   });
 }
 
-async function stopProcess(child: ChildProcess): Promise<void> {
+/** Stops a test process: SIGTERM, then SIGKILL after 3 s. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   child.kill('SIGTERM');
@@ -81,14 +98,14 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Every event the worker processes logged, in time order. */
+/** Every event the worker processes logged, in time order (CLOCK_MONOTONIC, one clock for all of them). */
 export function readEvents(logDir: string): WorkerEvent[] {
   const events: WorkerEvent[] = [];
   for (const file of readdirSync(logDir)) {
     if (!file.endsWith('.jsonl')) continue;
     for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) if (line !== '') events.push(JSON.parse(line) as WorkerEvent);
   }
-  return events.sort((a, b) => a.t - b.t);
+  return events.sort((a, b) => a.m - b.m);
 }
 
 /** The most bodies that ran at once, from the workers' start and end events (of `tools`, when given). */
@@ -103,12 +120,12 @@ export function maxOverlap(events: readonly WorkerEvent[], tools?: readonly stri
   return max;
 }
 
-/** Each body's run, from the workers' logs: [start, end] by call id. */
+/** Each body's run, from the workers' logs: [start, end] by call id, on CLOCK_MONOTONIC (`WorkerEvent.m`). */
 export function intervals(events: readonly WorkerEvent[]): Map<string, { readonly tool: string; readonly start: number; readonly end: number }> {
   const runs = new Map<string, { tool: string; start: number; end: number }>();
   for (const event of events) {
-    if (event.e === 'start') runs.set(event.callId, { tool: event.tool, start: event.t, end: Infinity });
-    else if (event.e === 'end') runs.get(event.callId)!.end = event.t;
+    if (event.e === 'start') runs.set(event.callId, { tool: event.tool, start: event.m, end: Infinity });
+    else if (event.e === 'end') runs.get(event.callId)!.end = event.m;
   }
   return runs;
 }

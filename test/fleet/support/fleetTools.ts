@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { implementTool, type AnyTool, type ToolContext } from '../../../src/index.js';
-import { barrier, echo, fails, items, sleep, sleepIdempotent, strictOnWorker, stubborn } from './contracts.js';
+import { barrier, echo, fails, items, sleep, sleepIdempotent, step, stepAlone, stepIdempotent, strictOnWorker, stubborn } from './contracts.js';
 
 /** One line of a worker's log: what a body did, when (epoch ms, sub-millisecond, comparable across processes). */
 export interface WorkerEvent {
@@ -11,20 +11,30 @@ export interface WorkerEvent {
   readonly callId: string;
   readonly pid: number;
   readonly t: number;
+  /**
+   * The same moment on CLOCK_MONOTONIC (ms, ns resolution): one clock for every process of the
+   * machine, never stepped by NTP, so the starts and ends of bodies in different processes (workers,
+   * the agent's local tools) compare exactly; `t` is wall-clock anchored once per process.
+   */
+  readonly m: number;
   readonly item?: number;
 }
 
 export const now = () => performance.timeOrigin + performance.now();
 
+/** CLOCK_MONOTONIC in milliseconds: comparable across the processes of one machine (see `WorkerEvent.m`). */
+export const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
+
 /** The worker tools of the fleet tests; each logs to `<logDir>/<pid>.jsonl` (its side-effect files). */
 export function fleetTools(logDir: string): AnyTool[] {
   const log = (e: WorkerEvent['e'], tool: string, ctx: ToolContext, item?: number) =>
-    appendFileSync(join(logDir, `${process.pid}.jsonl`), `${JSON.stringify({ e, tool, callId: ctx.callId, pid: process.pid, t: now(), ...(item === undefined ? {} : { item }) })}\n`);
-  const sleeping = (name: string) => async ({ ms }: { ms: number }, ctx: ToolContext) => {
+    appendFileSync(join(logDir, `${process.pid}.jsonl`), `${JSON.stringify({ e, tool, callId: ctx.callId, pid: process.pid, t: now(), m: monotonicMs(), ...(item === undefined ? {} : { item }) })}\n`);
+  const sleeping = (name: string) => async ({ ms, fail = false }: { ms: number; fail?: boolean }, ctx: ToolContext) => {
     log('start', name, ctx);
     ctx.signal.addEventListener('abort', () => log('abort', name, ctx), { once: true });
     try {
       await delay(ms, undefined, { signal: ctx.signal });
+      if (fail) throw new Error(`${name} failed as asked`);
     } finally {
       log('end', name, ctx);
     }
@@ -35,6 +45,9 @@ export function fleetTools(logDir: string): AnyTool[] {
     implementTool(sleep, sleeping('sleep')),
     implementTool(sleepIdempotent, sleeping('sleep_idempotent')),
     implementTool(barrier, sleeping('barrier')),
+    implementTool(step, sleeping('step')),
+    implementTool(stepAlone, sleeping('step_alone')),
+    implementTool(stepIdempotent, sleeping('step_idempotent')),
     implementTool(stubborn, async ({ ms }, ctx) => {
       log('start', 'stubborn', ctx);
       ctx.signal.addEventListener('abort', () => log('abort', 'stubborn', ctx), { once: true });
