@@ -7,6 +7,7 @@ import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze } from '../internal/snapshot.js';
 import { isCount, isPositiveDuration } from '../internal/validate.js';
+import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
 import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
 import { refusal, type JobPayload } from './jobPayload.js';
@@ -61,8 +62,9 @@ const WRITES_IN_FLIGHT = 64;
  * 2. The arguments are validated again with the tool's schema; rejected ones fail the job with the
  *    schema's issues (the agent's call gets an error result).
  * 3. The body runs with a `ctx` like the pipeline's: `callId`, `index`, `turn`, and a `signal` that aborts
- *    when the agent cancels the call (through a Redis channel every worker listens on, and a marker
- *    checked just before the body starts) and at the job's deadline. `cancelRest()` is a no-op: the
+ *    when the agent cancels the call (through a Redis channel every worker listens on before it takes a
+ *    job, with a marker in Redis for the cases a message can miss: see `CancelNotices`) and at the job's
+ *    deadline. `cancelRest()` is a no-op: the
  *    turn lives in the agent.
  * 4. Its value goes back raw; a stream (Observable or AsyncIterable) goes back item by item while the
  *    body runs.
@@ -112,19 +114,24 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   const keys = new FleetKeys(prefix, queue);
   const commands = openRedis(connection);
   const subscriber = openRedis(connection);
-  const run = new JobRunner(byName, keys, secret, commands);
-  const worker = new Worker(queue, (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal), {
+  // `worker` is assigned below, before any message can arrive (the subscription is not made yet).
+  const notices = new CancelNotices(keys, commands, (jobId) => void worker.cancelJob(jobId, 'cancelled by the agent'));
+  const run = new JobRunner(byName, keys, secret, notices, commands);
+  const worker: Worker = new Worker(queue, (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal), {
     connection,
     prefix,
     concurrency,
     lockDuration: lockMs,
     stalledInterval: Math.max(50, Math.round(lockMs / 2)),
     maxStalledCount: 1,
+    autorun: false, // it takes jobs once it hears cancels (see CancelNotices)
   });
   worker.on('error', () => undefined); // BullMQ reconnects; a job whose lock lapsed is recovered by the stall check
-  subscriber.on('message', (_channel: string, jobId: string) => void worker.cancelJob(jobId, 'cancelled by the agent'));
+  subscriber.on('message', (_channel: string, jobId: string) => notices.hear(jobId));
   const listening = subscriber.subscribe(keys.cancelChannel);
-  listening.catch(() => undefined);
+  // ioredis subscribes again by itself after a reconnect; cancels published in the gap are in their markers.
+  listening.then(() => subscriber.on('ready', () => void notices.resubscribed()), () => undefined);
+  void listening.then(() => worker.run(), () => undefined).catch(() => undefined);
 
   let closed: Promise<void> | undefined;
   return Object.freeze({
@@ -146,6 +153,7 @@ class JobRunner {
     private readonly tools: ReadonlyMap<string, AnyTool>,
     private readonly keys: FleetKeys,
     private readonly secret: Buffer,
+    private readonly notices: CancelNotices,
     private readonly commands: Redis,
   ) {}
 
@@ -172,12 +180,12 @@ class JobRunner {
     if (!parsed.success) {
       refuse('invalid_args', `Invalid arguments for tool "${tool.name}" (checked on the worker):\n${formatIssues(parsed.error.issues)}`);
     }
-    // The marker closes the race where the job became active after the agent's remove failed and
-    // before this worker could hear the cancel: checked after BullMQ registered the job's signal.
-    if (jobSignal?.aborted === true || (await this.commands.exists(this.keys.cancelMarker(jobId))) === 1) {
+    // Checked after BullMQ registered the job's signal: a cancel heard from now on aborts it.
+    if (jobSignal?.aborted === true || (await this.notices.cancelled(jobId, job.attemptsStarted > 1))) {
       refuse('cancelled', 'the call was cancelled before its body started; it did not run.');
     }
     const body = new BodySignal(jobSignal, deadline);
+    const done = this.notices.running(jobId);
     try {
       const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, cancelRest: () => undefined };
       const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
@@ -187,6 +195,7 @@ class JobRunner {
       const code: WorkerFailureCode = body.signal.aborted ? (body.timedOut ? 'timeout' : 'cancelled') : 'tool_failed';
       throw new Error(failureReason(code, describeError(error)));
     } finally {
+      done();
       body.dispose();
     }
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { QueueEvents } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { setFleetLimits } from '../../src/bullmq/index.js';
@@ -37,6 +37,23 @@ describe.skipIf(!redisAvailable())(`no lost results, fleet limits (${WITH_REDIS}
       trimming = false;
       await trim;
       await Promise.all([trimmer.quit(), witness.close(), remote.close()]);
+    }
+  });
+
+  it('a waiting job removed behind the agent\'s back is answered job_lost, found by reconcile (no event says so)', async () => {
+    const unserved = `q-${randomUUID()}`; // no worker serves it: the job waits until it is removed
+    const remote = suite.remote([echo], { queue: unserved, reconcileMs: 100 });
+    const other = new Queue(unserved, { connection: { url: suite.redis.url }, prefix: suite.fleet.prefix });
+    try {
+      const run = createPipeline({ tools: remote.tools }).run([{ id: 'lost', name: 'echo', args: { text: 'x' } }]);
+      let waiting: string[] = [];
+      while (waiting.length === 0) waiting = (await other.getJobs(['waiting'])).map((job) => job.id!);
+      await other.remove(waiting[0]!);
+      const [result] = await run;
+      expect(result).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'job_lost' } } });
+      expect(result!.content).toMatch(/no longer in Redis/);
+    } finally {
+      await Promise.all([other.obliterate({ force: true }).then(() => other.close()), remote.close()]);
     }
   });
 
