@@ -1,5 +1,4 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from '../durable/canonical.js';
 
 /**
  * What a remote tool's job carries (BullMQ's `job.data`): the call as the agent admitted it, and an
@@ -32,9 +31,15 @@ interface Place {
   readonly queue: string;
 }
 
+/**
+ * The MAC of a payload in its place. The signed text is `JSON.stringify` of the fields in a fixed order:
+ * the worker receives `job.data` as BullMQ's JSON round trip of what was added, and JSON text is stable
+ * under a round trip (the same keys in the same order, the same number forms), so both sides compute
+ * the same text without sorting keys (a canonical form cost a tenth of a worker's time per job).
+ */
 function mac(secret: Buffer, payload: UnsignedPayload, place: Place): Buffer {
   const { v, tool, args, callId, turn, index, deadline, keepMs } = payload;
-  const text = canonicalJson({ v, tool, args, callId, turn, index, deadline, keepMs, jobId: place.jobId, prefix: place.prefix, queue: place.queue });
+  const text = JSON.stringify([v, tool, args, callId, turn, index, deadline, keepMs, place.jobId, place.prefix, place.queue]);
   return createHmac('sha256', secret).update(text).digest();
 }
 

@@ -8,19 +8,29 @@ import { JobWatch, type JobOutcome } from './jobWatch.js';
 const RECONCILE_BATCH = 500;
 
 /**
- * Where each job of a batch stands, in one round trip and O(1) per job: `c` completed, `f` failed,
- * `p` still there (waiting, delayed or active), `u` gone. (BullMQ's `getJobState` also finds a waiting
- * job's position in the wait list — O(backlog) per job, so checking thousands of outstanding jobs a
- * second that way is what made a busy agent slow.)
+ * How each job of a batch ended, in one round trip and O(1) per job — a flat list of pairs: `c` and the
+ * return value (completed), `f` and the reason (failed), `p` and '' (still there: waiting, delayed or
+ * active), `u` and '' (gone). (BullMQ's `getJobState` also finds a waiting job's position in the wait
+ * list — O(backlog) per job — and a `getJob` per finished job would be a second round trip: checking
+ * thousands of outstanding jobs a second that way is what made a busy agent slow.)
  */
 const JOB_STATES = `
 local out = {}
 for i = 2, #ARGV do
   local id = ARGV[i]
-  if redis.call('ZSCORE', KEYS[1], id) then out[#out + 1] = 'c'
-  elseif redis.call('ZSCORE', KEYS[2], id) then out[#out + 1] = 'f'
-  elseif redis.call('EXISTS', ARGV[1] .. id) == 1 then out[#out + 1] = 'p'
-  else out[#out + 1] = 'u' end
+  local key = ARGV[1] .. id
+  local state, value = 'u', ''
+  if redis.call('ZSCORE', KEYS[1], id) then
+    local returned = redis.call('HGET', key, 'returnvalue')
+    if returned then state, value = 'c', returned end
+  elseif redis.call('ZSCORE', KEYS[2], id) then
+    local reason = redis.call('HGET', key, 'failedReason')
+    if reason then state, value = 'f', reason end
+  elseif redis.call('EXISTS', key) == 1 then
+    state = 'p'
+  end
+  out[#out + 1] = state
+  out[#out + 1] = value
 end
 return out`;
 
@@ -109,7 +119,7 @@ export class QueueWatcher {
         const batch = watches.slice(start, start + RECONCILE_BATCH);
         const { completed, failed } = this.queue.keys;
         const states = (await this.commands.eval(JOB_STATES, 2, completed!, failed!, this.queue.toKey(''), ...batch.map((watch) => watch.id))) as string[];
-        await Promise.all(batch.map((watch, i) => this.#settleFromState(watch, states[i]!)));
+        batch.forEach((watch, i) => this.#settleFromState(watch, states[2 * i]!, states[2 * i + 1]!));
       }
     } catch {
       // Redis is away: the next round (or the reconnect) tries again.
@@ -118,12 +128,10 @@ export class QueueWatcher {
     }
   }
 
-  async #settleFromState(watch: JobWatch, state: string): Promise<void> {
-    if (state === 'u') return this.#settle(watch.id, { kind: 'gone', why: 'the job is no longer in Redis (removed or expired)' });
-    if (state !== 'c' && state !== 'f') return;
-    const job = await this.queue.getJob(watch.id);
-    if (job === undefined) return this.#settle(watch.id, { kind: 'gone', why: 'the job is no longer in Redis (removed or expired)' });
-    this.#settle(watch.id, state === 'c' ? { kind: 'completed', returnvalue: job.returnvalue } : { kind: 'failed', reason: job.failedReason });
+  #settleFromState(watch: JobWatch, state: string, value: string): void {
+    if (state === 'c') this.#settle(watch.id, { kind: 'completed', returnvalue: value });
+    else if (state === 'f') this.#settle(watch.id, { kind: 'failed', reason: value });
+    else if (state === 'u') this.#settle(watch.id, { kind: 'gone', why: 'the job is no longer in Redis (removed or expired)' });
   }
 
   #settle(id: string, outcome: JobOutcome): void {

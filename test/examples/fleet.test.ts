@@ -2,12 +2,13 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_MISSING, redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { WITH_REDIS } from '../fleet/support/fleet.js';
+import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
 
 requireRedis();
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-describe.skipIf(!redisAvailable())('npm run example:fleet', () => {
+describe.skipIf(!redisAvailable())(`npm run example:fleet (${WITH_REDIS})`, () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await startRedis({ own: true }); // the example uses fixed queue names: a Redis of its own
@@ -21,14 +22,12 @@ describe.skipIf(!redisAvailable())('npm run example:fleet', () => {
       env: { ...process.env, REDIS_URL: redis.url },
       timeout: 60_000,
     });
+    // examples/fleet/worker.ts, forked twice by the agent; both sides import examples/fleet/contracts.ts
+    expect(stdout.match(/^worker \d+ ready$/gm)).toHaveLength(2);
     expect(stdout.match(/render_page {2}ok/g)).toHaveLength(8);
     expect(stdout).toMatch(/w +word_count +ok +5 +in the agent/);
     const [, most] = /at most (\d+) at once \(fleet limit 2\)/.exec(stdout) ?? [];
     expect(Number(most)).toBeGreaterThan(0);
     expect(Number(most)).toBeLessThanOrEqual(2);
   }, 90_000);
-});
-
-describe.skipIf(redisAvailable())('npm run example:fleet', () => {
-  it.skip(`skipped: ${REDIS_MISSING}`, () => undefined);
 });
