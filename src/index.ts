@@ -97,6 +97,8 @@ export type {
 // Observability
 export { otelSpans } from './observe/otelSpans.js';
 export type { SpanTracer } from './observe/otelSpans.js';
+export { renderTimeline } from './observe/timeline/renderTimeline.js';
+export type { TimelineOptions } from './observe/timeline/renderTimeline.js';
 
 // Errors thrown by toolstream itself
 export { ConfigError, SourceError } from './errors.js';

@@ -1,0 +1,48 @@
+import type { ToolResult } from '../../toolResult.js';
+import type { TimelineCall, TimelineSpan, TimelineWait } from './model.js';
+
+/**
+ * The timeline's model of each result. `exclusive` names the tools that are barriers. The commit time
+ * is the reorder release: a result is given out once it and every result before it in model order were
+ * built, so it is the latest `finishedAt` among indices up to its own. That holds for the results of one
+ * subscription; when indices repeat (several runs put together), each result's own `finishedAt` is used.
+ */
+export function callsFromResults(results: readonly ToolResult[], exclusive: ReadonlySet<string>): TimelineCall[] {
+  const indices = new Set(results.map((r) => r.index));
+  const byIndex = [...results].sort((a, b) => a.index - b.index);
+  const released = new Map<ToolResult, number>();
+  let latest = -Infinity;
+  for (const result of byIndex) {
+    latest = Math.max(latest, result.timing.finishedAt);
+    released.set(result, latest);
+  }
+  const oneRun = indices.size === results.length;
+  return results.map((result) => {
+    const { timing } = result;
+    const { durations } = timing;
+    const waits: TimelineWait[] = [];
+    if (durations.policy > 0) {
+      const from = timing.receivedAt + durations.intake;
+      waits.push({ kind: result.decision === 'ask' ? 'approval' : 'policy', from, to: from + durations.policy });
+    }
+    const attempts: TimelineSpan[] = [];
+    if (timing.startedAt !== undefined) {
+      if (durations.queue > 0) waits.push({ kind: 'queue', from: timing.startedAt - durations.queue, to: timing.startedAt });
+      attempts.push({ from: timing.startedAt, to: timing.endedAt ?? timing.startedAt });
+    }
+    const timeout = result.status === 'error' && result.error.code === 'timeout';
+    return {
+      id: result.id,
+      name: result.name,
+      index: result.index,
+      status: timeout ? 'timeout' : result.status,
+      code: result.error?.code,
+      exclusive: exclusive.has(result.name),
+      receivedAt: timing.receivedAt,
+      waits,
+      attempts,
+      finishedAt: timing.finishedAt,
+      committedAt: oneRun ? released.get(result)! : timing.finishedAt,
+    };
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * What the timeline draws, independent of where the facts came from. Today `renderTimeline` fills it
+ * from results (`callsFromResults`); the lifecycle events of issue 14 map onto it one to one, so a
+ * later `PipelineEvent[]` can feed the same renderer:
+ *
+ * | field          | from a `ToolResult`                           | from events                          |
+ * |----------------|-----------------------------------------------|--------------------------------------|
+ * | `receivedAt`   | `timing.receivedAt`                           | `received`                           |
+ * | `waits`        | the stage durations (policy, queue)           | `decided`, `approval-*`, `started`   |
+ * | `attempts`     | one, `startedAt` → `endedAt`                  | `started` / `retry` → `finished`     |
+ * | `finishedAt`   | `timing.finishedAt`                           | `finished`                           |
+ * | `committedAt`  | the reorder release, derived (see below)      | `result`                             |
+ *
+ * Not yet drawn because results do not carry them: retries (`attempts` holds one segment per attempt,
+ * and the renderer draws each, but a result gives one) and waits for a tool's `limit` or `rateLimit`
+ * (add a `TimelineWaitKind` and its style in `WAIT_STYLES`; the compiler then asks for the rest).
+ */
+
+/** A result's status, with timeouts told apart from other errors. */
+export type TimelineStatus = 'ok' | 'error' | 'denied' | 'cancelled' | 'timeout' | 'suspended';
+
+/** Why a call waited before its body started. */
+export type TimelineWaitKind = 'policy' | 'approval' | 'queue';
+
+/** An interval in milliseconds on the `performance.now()` clock. */
+export interface TimelineSpan {
+  readonly from: number;
+  readonly to: number;
+}
+
+export interface TimelineWait extends TimelineSpan {
+  readonly kind: TimelineWaitKind;
+}
+
+/** One call, as the timeline sees it. */
+export interface TimelineCall {
+  readonly id: string;
+  readonly name: string;
+  /** Arrival order within its subscription. */
+  readonly index: number;
+  readonly status: TimelineStatus;
+  /** The error code, when the call did not end `ok`. */
+  readonly code: string | undefined;
+  /** A barrier: nothing else ran while it did. */
+  readonly exclusive: boolean;
+  readonly receivedAt: number;
+  /** The waits before the body started (or before the call was answered, when it never started). */
+  readonly waits: readonly TimelineWait[];
+  /** The body's runs, in order; empty when it never started. */
+  readonly attempts: readonly TimelineSpan[];
+  /** The result was built (completion order). */
+  readonly finishedAt: number;
+  /** The result was given out in model order. */
+  readonly committedAt: number;
+}

@@ -1,0 +1,84 @@
+import type { ToolMode } from '../../defineTool.js';
+import { ConfigError } from '../../errors.js';
+import type { ToolResult } from '../../toolResult.js';
+import { drawTimeline } from './drawTimeline.js';
+import { callsFromResults } from './fromResults.js';
+import { layoutTimeline } from './layout.js';
+
+/** Options of {@link renderTimeline}. */
+export interface TimelineOptions {
+  /**
+   * The pipeline's tools (`pipeline.tools`), to tell which calls were exclusive: a result does not say.
+   * Without them no call is marked exclusive.
+   * @default []
+   */
+  readonly tools?: readonly { readonly name: string; readonly mode: ToolMode }[];
+  /**
+   * The picture's width in px, 320 to 10,000; the height follows from the lanes.
+   * @default 960
+   */
+  readonly width?: number;
+  /**
+   * The heading, also the SVG's accessible `<title>`.
+   * @default 'toolstream: the schedule of N calls'
+   */
+  readonly title?: string;
+}
+
+/**
+ * Draws how a set of calls was scheduled, as a self-contained SVG string (no scripts, links or external
+ * fonts; it opens as a file, in an `<img>`, or inline in HTML). The same input gives the same bytes.
+ *
+ * What it shows:
+ * - **Lanes, one per pool slot.** Bodies go on lanes greedily in order of start: each takes the lowest
+ *   lane free by then and keeps it to its end. That uses as many lanes as bodies ever ran at once (the
+ *   pool's busiest moment), so a `concurrency: 4` pipeline shows at most 4.
+ * - **A bar per call**, from its body's start to its end, coloured by status (`ok`, `error`, `denied`,
+ *   `cancelled`, `timeout` — an `error` whose code is `timeout` —, `suspended`; a legend says which),
+ *   labelled with the call's id and tool name; a `<title>` on each gives the details on hover.
+ * - **The wait before the start**, as a thin strip above the bar, from the stage durations: the policy
+ *   stage (hatched when it asked for an approval: that time is the approval wait) and the queue for a slot.
+ * - **Exclusive calls** outlined, labelled `(exclusive)`, with a shaded band across every lane: the band
+ *   stays empty of other bodies, because a barrier runs alone. Pass `tools` to know which they are.
+ * - **When each result was given out in model order**: a tick, joined to its bar by a dotted line when
+ *   it waited for earlier results. For the results of one run it is the reorder release (the latest
+ *   `finishedAt` of the results up to its index); when indices repeat, its own `finishedAt`.
+ * - **Calls that never started** (denied, cancelled or failed before their body) in a row of their own,
+ *   with a mark from their arrival (after any wait, such as a rejected approval) to their result.
+ * - A time axis in milliseconds from the first call's arrival.
+ *
+ * Not yet drawn: retries as separate segments and waits for tool limits or rate limits — results do not
+ * record them yet. The model behind the picture has a place for both (`attempts`, wait kinds), so they
+ * will appear once the facts do; lifecycle events can feed the same model.
+ *
+ * Elements carry data attributes for tools and tests: `data-call-id`, `data-part` (`body`, `outcome`),
+ * `data-status`, `data-start`/`data-end` (ms from the axis origin), `data-wait`, `data-commit-for`.
+ *
+ * @throws {ConfigError} when an option is malformed.
+ * @example
+ * ```ts
+ * import { writeFile } from 'node:fs/promises';
+ * import { createPipeline, renderTimeline } from 'toolstream';
+ *
+ * const pipeline = createPipeline({ tools, concurrency: 4 });
+ * const results = await pipeline.run(calls);
+ * await writeFile('timeline.svg', renderTimeline(results, { tools: pipeline.tools }));
+ * ```
+ */
+export function renderTimeline(results: readonly ToolResult[], options: TimelineOptions = {}): string {
+  const fail = (option: string, expected: string, received: unknown): never => {
+    throw new ConfigError('renderTimeline', option, expected, received);
+  };
+  if (!Array.isArray(results)) fail('results', 'an array of tool results', results);
+  if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
+  const { tools = [], width = 960, title = `toolstream: the schedule of ${results.length} calls` } = options;
+  if (!Array.isArray(tools)) fail('tools', 'an array of tools', tools);
+  tools.forEach((tool, i) => {
+    if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string') fail(`tools[${i}]`, 'a tool with a name', tool);
+    if (tool.mode !== 'parallel' && tool.mode !== 'exclusive') fail(`tools[${i}].mode`, '"parallel" or "exclusive"', tool.mode);
+  });
+  if (!Number.isInteger(width) || width < 320 || width > 10_000) fail('width', 'an integer from 320 to 10000', width);
+  if (typeof title !== 'string') fail('title', 'a string', title);
+  const exclusive = new Set(tools.filter((tool) => tool.mode === 'exclusive').map((tool) => tool.name));
+  return drawTimeline(layoutTimeline(callsFromResults(results, exclusive)), width, title);
+}

@@ -1,0 +1,105 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, renderTimeline } from '../../src/index.js';
+import { assignRows } from '../../src/observe/timeline/lanes.js';
+import { scheduleScenario } from './timelineScenario.js';
+
+const attrs = (svg: string, selector: RegExp) =>
+  [...svg.matchAll(/<rect ([^>]*)\/>/g)]
+    .map((m) => Object.fromEntries([...m[1]!.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, a[2]!])))
+    .filter((a) => Object.keys(a).some((k) => selector.test(k)));
+
+describe('renderTimeline', () => {
+  it('draws every call of a real run where its timing says, on no more lanes than the pool has', async () => {
+    const { results, tools } = await scheduleScenario();
+    const svg = renderTimeline(results, { tools });
+    const t0 = Math.min(...results.map((r) => r.timing.receivedAt));
+    const bodies = attrs(svg, /^data-part$/).filter((a) => a['data-part'] === 'body');
+    const started = results.filter((r) => r.started);
+    expect(bodies.map((b) => b['data-call-id']).sort()).toEqual(started.map((r) => r.id).sort());
+    for (const r of started) {
+      const body = bodies.find((b) => b['data-call-id'] === r.id)!;
+      expect(Number(body['data-start'])).toBeCloseTo(r.timing.startedAt! - t0, 1);
+      expect(Number(body['data-end'])).toBeCloseTo(r.timing.endedAt! - t0, 1);
+      expect(body['data-status']).toBe(r.id === 'r4' ? 'timeout' : r.status);
+    }
+    // Lanes: distinct y per lane, at most the pool's 2; bodies on one lane never overlap.
+    const lanes = new Map<string, { from: number; to: number }[]>();
+    for (const b of bodies) lanes.set(b['y']!, [...(lanes.get(b['y']!) ?? []), { from: Number(b['data-start']), to: Number(b['data-end']) }]);
+    expect(lanes.size).toBeLessThanOrEqual(2);
+    for (const spans of lanes.values()) {
+      spans.sort((a, b) => a.from - b.from);
+      for (let i = 1; i < spans.length; i++) expect(spans[i]!.from).toBeGreaterThanOrEqual(spans[i - 1]!.to);
+    }
+    // The denied call never started: it has an outcome mark in a row below every lane.
+    const [outcome] = attrs(svg, /^data-part$/).filter((a) => a['data-part'] === 'outcome');
+    expect(outcome).toMatchObject({ 'data-call-id': 'x1', 'data-status': 'denied' });
+    expect(Number(outcome!['y'])).toBeGreaterThan(Math.max(...bodies.map((b) => Number(b['y']))));
+    // The exclusive write: outlined, a band across the lanes, and no other body inside its time.
+    const w1 = bodies.find((b) => b['data-call-id'] === 'w1')!;
+    expect(w1['stroke']).toBeDefined();
+    expect(attrs(svg, /^data-exclusive-band$/).map((a) => a['data-exclusive-band'])).toEqual(['w1']);
+    for (const b of bodies.filter((b) => b['data-call-id'] !== 'w1')) {
+      expect(Number(b['data-end']) <= Number(w1['data-start']) || Number(b['data-start']) >= Number(w1['data-end'])).toBe(true);
+    }
+    // Its approval wait is drawn (hatched), and the queue waits of calls behind the pool.
+    const waits = attrs(svg, /^data-wait$/);
+    expect(waits.filter((w) => w['data-wait'] === 'approval').map((w) => w['data-call-id'])).toEqual(['w1']);
+    expect(waits.some((w) => w['data-wait'] === 'queue')).toBe(true);
+    // Commits: one per result, in model order never earlier than an earlier index's.
+    const commits = attrs(svg, /^data-commit-for$/);
+    const at = (id: string) => Number(commits.find((c) => c['data-commit-for'] === id)!['data-at']);
+    const inOrder = [...results].sort((a, b) => a.index - b.index);
+    for (let i = 0; i < inOrder.length; i++) {
+      expect(at(inOrder[i]!.id)).toBeGreaterThanOrEqual(inOrder[i]!.timing.finishedAt - t0 - 0.01);
+      if (i > 0) expect(at(inOrder[i]!.id)).toBeGreaterThanOrEqual(at(inOrder[i - 1]!.id));
+    }
+    expect(at('r5')).toBeCloseTo(Math.max(...results.map((r) => r.timing.finishedAt)) - t0, 1); // r5 waits behind r4's timeout
+  });
+
+  it('is self-contained and deterministic', async () => {
+    const { results, tools } = await scheduleScenario();
+    const svg = renderTimeline(results, { tools });
+    expect(renderTimeline(results, { tools })).toBe(svg);
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg).not.toMatch(/<script|href=|@import|url\((?!#)/i);
+    for (const status of ['ok', 'error', 'denied', 'cancelled', 'timeout', 'suspended']) expect(svg).toContain(`data-legend="${status}"`);
+  });
+
+  it('without tools marks nothing exclusive; with no results it still draws the axis', async () => {
+    const { results } = await scheduleScenario();
+    expect(renderTimeline(results)).not.toContain('data-exclusive-band');
+    expect(renderTimeline([])).toContain('0 ms');
+  });
+
+  it('escapes ids and names', () => {
+    const svg = renderTimeline([], { title: '<a & "b">' });
+    expect(svg).toContain('&#60;a &#38; &#34;b&#34;&#62;');
+    expect(svg).not.toContain('<a &');
+  });
+
+  it('rejects malformed options eagerly', () => {
+    expect(() => renderTimeline([], { width: 10 })).toThrow(ConfigError);
+    expect(() => renderTimeline([], { width: 10 })).toThrow('renderTimeline: `width` must be an integer from 320 to 10000; received 10');
+    expect(() => renderTimeline([], { tools: [{ name: 'x', mode: 'sometimes' as 'parallel' }] })).toThrow('`tools[0].mode`');
+    expect(() => renderTimeline('nope' as never)).toThrow('`results`');
+  });
+});
+
+describe('assignRows', () => {
+  it('gives each interval a row where it overlaps nothing, using as many rows as intervals ever overlap', () => {
+    const span = fc.tuple(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 30 })).map(([from, len]) => ({ from, to: from + len }));
+    fc.assert(
+      fc.property(fc.array(span, { maxLength: 40 }), (spans) => {
+        const rows = assignRows(spans);
+        for (let i = 0; i < spans.length; i++)
+          for (let j = i + 1; j < spans.length; j++)
+            if (rows[i] === rows[j]) expect(spans[i]!.to <= spans[j]!.from || spans[j]!.to <= spans[i]!.from).toBe(true);
+        const busiest = Math.max(0, ...spans.map((s) => spans.filter((o) => o.from <= s.from && s.from < o.to).length));
+        const used = new Set(rows).size;
+        // Zero-length intervals occupy no time; they may still need a row of their own.
+        if (spans.every((s) => s.to > s.from)) expect(used).toBe(busiest);
+      }),
+    );
+  });
+});
