@@ -11,10 +11,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap, toArray } from 'rxjs';
-import { createPipeline, runCodeTool, type ProgramOutput, type ToolResult } from '../src/index.js';
+import { createPipeline, renderTimeline, runCodeTool, type ProgramOutput, type ToolResult } from '../src/index.js';
 import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '../src/adapters/anthropic/index.js';
 import { openWorkspace } from './workspace.js';
@@ -112,6 +114,12 @@ try {
     `mean per call: policy ${mean((r) => r.timing.durations.policy)} ms, queue ${mean((r) => r.timing.durations.queue)} ms, ` +
       `execute ${mean((r) => r.timing.durations.execute)} ms`,
   );
+
+  // The picture of the schedule (renderTimeline): in the temp dir, because the workspace is deleted when
+  // the demo ends and a file in the current directory would litter the user's checkout.
+  const timelineFile = join(tmpdir(), 'toolstream-demo-timeline.svg');
+  await writeFile(timelineFile, renderTimeline(results, { tools: pipeline.tools, title: 'npm start: the schedule of the demo' }));
+  console.log(`\nThe schedule as a picture (open it in a browser): ${timelineFile}`);
 } finally {
   await runtime.close();
   await workspace.close();

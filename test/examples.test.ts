@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +17,10 @@ describe('the examples', () => {
     expect(out).toMatch(/\{\\"count\\":5,\\"todos\\":\[/);
     expect(out).toContain("The program's 6 tool calls");
     expect(out).toMatch(/toolu_demo_07#6 +read_file +denied +\{"path":"..\/..\/etc\/passwd"\}/);
+    // The picture of the schedule, written where it says: a bar or mark for each of the 7 calls.
+    const file = /The schedule as a picture \(open it in a browser\): (.+\.svg)$/m.exec(out)?.[1];
+    expect(file).toBeDefined();
+    expect(readFileSync(file!, 'utf8').match(/data-part="(body|outcome)"/g)).toHaveLength(7);
   }, 60_000);
 
   it('npm run example:ptc: a program reads the sources; a broken one gets its line and column', async () => {
