@@ -48,7 +48,8 @@ export function drawTimeline(layout: TimelineLayout, width: number, title: strin
   ];
   parts.push(...lanes(layout, g, width));
   for (const placed of layout.placed) if (placed.call.exclusive && placed.lane >= 0) parts.push(exclusiveBand(placed, g));
-  for (const placed of layout.placed) parts.push(callGroup(placed, layout, g));
+  const next = nextOnRow(layout);
+  for (const placed of layout.placed) parts.push(callGroup(placed, layout, g, g.x(next.get(placed) ?? layout.t1) + (next.has(placed) ? 0 : RIGHT)));
   parts.push(axis(layout, g, width));
   parts.push('</svg>');
   return parts.join('\n') + '\n';
@@ -81,7 +82,23 @@ function exclusiveBand({ call }: PlacedCall, g: Geometry): string {
   });
 }
 
-function callGroup({ call, lane, waitRow }: PlacedCall, layout: TimelineLayout, g: Geometry): string {
+/** When the next call on the same row starts: a label outside its bar must end before it. */
+function nextOnRow(layout: TimelineLayout): Map<PlacedCall, number> {
+  const from = (p: PlacedCall) => p.call.attempts[0]?.from ?? p.call.receivedAt;
+  const rows = new Map<string, PlacedCall[]>();
+  for (const p of layout.placed) {
+    const key = p.lane >= 0 ? `${p.lane}` : `never ${p.waitRow}`;
+    rows.set(key, [...(rows.get(key) ?? []), p]);
+  }
+  const next = new Map<PlacedCall, number>();
+  for (const row of rows.values()) {
+    row.sort((a, b) => from(a) - from(b) || a.call.index - b.call.index);
+    row.forEach((p, i) => i + 1 < row.length && next.set(p, from(row[i + 1]!)));
+  }
+  return next;
+}
+
+function callGroup({ call, lane, waitRow }: PlacedCall, layout: TimelineLayout, g: Geometry, roomUntil: number): string {
   const t = (time: number) => round(time - layout.t0);
   const started = lane >= 0;
   const top = started ? g.laneTop[lane]! + PAD : g.laneTop[layout.lanes]! + PAD + waitRow * NEVER_ROW;
@@ -121,7 +138,7 @@ function callGroup({ call, lane, waitRow }: PlacedCall, layout: TimelineLayout, 
   const last = segments[segments.length - 1]!;
   const barStart = g.x(segments[0]!.from);
   const barEnd = Math.max(g.x(last.to), barStart + (started ? 2 : 4));
-  out.push(label(call.exclusive ? `${call.id} ${call.name} (exclusive)` : `${call.id} ${call.name}`, barStart, barEnd, barTop, barHeight));
+  out.push(label(call.exclusive ? `${call.id} ${call.name} (exclusive)` : `${call.id} ${call.name}`, barStart, barEnd, roomUntil, barTop, barHeight));
   const commit = g.x(call.committedAt);
   if (commit > barEnd + 1) {
     out.push(element('line', { x1: round(barEnd), y1: round(barTop + barHeight / 2), x2: round(commit), y2: round(barTop + barHeight / 2), stroke: '#495057', 'stroke-dasharray': '2 2' }));
@@ -131,15 +148,21 @@ function callGroup({ call, lane, waitRow }: PlacedCall, layout: TimelineLayout, 
   return out.join('');
 }
 
-/** The label inside the bar when it fits (white), else after the commit mark's side of the bar (dark). */
-function label(text: string, from: number, to: number, top: number, height: number): string {
+/**
+ * The label inside the bar when it fits (white), else after it (dark) up to `limit`, where the next bar
+ * of the row starts, shortened with `…`; none when even that has no room (the `<title>` still has it).
+ */
+function label(text: string, from: number, to: number, limit: number, top: number, height: number): string {
   const inside = Math.floor((to - from - 8) / CHAR_WIDTH);
   const baseline = round(top + height / 2 + 4);
   if (inside >= Math.min(text.length, 6)) {
     const shown = text.length <= inside ? text : `${text.slice(0, inside - 1)}…`;
     return element('text', { x: round(from + 4), y: baseline, fill: '#ffffff', 'pointer-events': 'none' }, escapeXml(shown));
   }
-  return element('text', { x: round(to + 6), y: baseline, fill: '#212529' }, escapeXml(text));
+  const outside = Math.floor((limit - to - 10) / CHAR_WIDTH);
+  if (outside < 4) return '';
+  const shown = text.length <= outside ? text : `${text.slice(0, outside - 1)}…`;
+  return element('text', { x: round(to + 6), y: baseline, fill: '#212529' }, escapeXml(shown));
 }
 
 function axis(layout: TimelineLayout, g: Geometry, width: number): string {
