@@ -141,7 +141,7 @@ function callGroup({ call, lane, waitRow }: PlacedCall, layout: TimelineLayout, 
   out.push(label(call.exclusive ? `${call.id} ${call.name} (exclusive)` : `${call.id} ${call.name}`, barStart, barEnd, roomUntil, barTop, barHeight));
   const commit = g.x(call.committedAt);
   if (commit > barEnd + 1) {
-    out.push(element('line', { x1: round(barEnd), y1: round(barTop + barHeight / 2), x2: round(commit), y2: round(barTop + barHeight / 2), stroke: '#495057', 'stroke-dasharray': '2 2' }));
+    out.push(element('line', { x1: round(barEnd), y1: round(barTop + barHeight - 1), x2: round(commit), y2: round(barTop + barHeight - 1), stroke: '#495057', 'stroke-dasharray': '2 2' })); // along the bottom, under any label
   }
   out.push(element('rect', { 'data-commit-for': call.id, 'data-at': t(call.committedAt), x: round(commit - 1), y: round(barTop - 2), width: 2, height: barHeight + 4, fill: '#212529' }));
   out.push('</g>');
