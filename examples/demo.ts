@@ -22,6 +22,10 @@ import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '.
 import { openWorkspace } from './workspace.js';
 
 const flags = new Set(process.argv.slice(2));
+if (flags.has('--live') && !process.env['ANTHROPIC_API_KEY']) {
+  console.error('--live asks the real Anthropic API and needs an API key: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_MODEL), or run without --live to replay the recorded response.');
+  process.exit(1);
+}
 const t0 = performance.now();
 const log = (text: string) => console.log(`[${(performance.now() - t0).toFixed(0).padStart(5)} ms] ${text}`);
 

@@ -1,5 +1,5 @@
 // First run: a scripted "model" streams 9 tool calls; toolstream executes them as they arrive.
-// Run with `npm start`. Everything is local: the tools read this repository and write to a temp dir.
+// Run with `npm run example:first-run`. Everything is local: the tools read this repository and write to a temp dir.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-import { defer, from, identity, isObservable, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
+import { defer, filter, from, identity, isObservable, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
 import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
@@ -21,6 +21,9 @@ import { postExecute } from './stages/postExecute.js';
 import { preExecute } from './stages/preExecute.js';
 import { reorderByIndex } from './stages/reorder.js';
 import { toResults } from './stages/result.js';
+import { composeTaps } from './internal/composeTaps.js';
+import type { PipelineEvent, PipelineResultEvent } from './observe/events.js';
+import { runWithEvents, type TappedStages } from './observe/eventLayer.js';
 
 /**
  * Options of one run (one subscription of the operator).
@@ -93,6 +96,24 @@ export interface Pipeline {
    */
   run(calls: CallSource, options?: RunOptions): Promise<ToolResult[]>;
   /**
+   * Runs a batch like `run` (same source kinds, same options, same backpressure) and emits what happens
+   * to each call as it happens: `received`, `decided`, `approval-requested`, `approval-answered`,
+   * `started`, `progress`, `finished` (completion order), and `result` (model order; these carry
+   * exactly the results `run` would resolve to). What a UI subscribes to; see {@link PipelineEvent}.
+   * Each subscription is a run of its own; unsubscribing drops the rest, as for `operator()`.
+   * The stream errors with a {@link SourceError} when the source fails (after the results of the calls
+   * taken in), like `run`.
+   *
+   * @example
+   * ```ts
+   * pipeline.events(calls).subscribe((e) => {
+   *   if (e.type === 'started') console.log(`▶ #${e.index} ${e.name}`);
+   *   if (e.type === 'progress') console.log(`  #${e.index}`, e.value);
+   * });
+   * ```
+   */
+  events(calls: CallSource, options?: RunOptions): Observable<PipelineEvent>;
+  /**
    * Picks a durable turn up again — answered approvals, or after the process that ran it stopped — and
    * resolves to the whole turn's results, in order: finished calls are replayed from the journal (never
    * run again), the others run with today's policies (which can only tighten what was decided), a
@@ -145,20 +166,34 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return durable;
   };
 
+  /** The stages of one run with taps between them, results in model order: plain or durable. */
+  const tappedStages = (signal: AbortSignal | undefined, batch: DurableBatch | undefined, turn: string | undefined): TappedStages => {
+    if (batch === undefined) return (taps) => (calls) => calls.pipe(runStages(settings, signal, taps), reorderByIndex());
+    return (taps) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, taps));
+  };
+
+  /** The run as events; the event observers see them too. */
+  const eventsOf = (stages: TappedStages): OperatorFunction<ToolCall, PipelineEvent> => runWithEvents(stages, settings.progress, settings.eventObservers);
+
+  /** The run's results; through the events layer when event observers watch every run. */
+  const resultsOf = (stages: TappedStages): OperatorFunction<ToolCall, ToolResult> => {
+    if (settings.eventObservers.length === 0) return stages({});
+    return (calls) => calls.pipe(eventsOf(stages), filter(isResultEvent), map((event) => event.result));
+  };
+
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
     const signal = checkSignal(runOptions);
     const { turn } = runOptions;
-    if (turn === undefined) return (calls) => calls.pipe(runStages(settings, signal), reorderByIndex());
+    if (turn === undefined) return resultsOf(tappedStages(signal, undefined, undefined));
     const journaled = durableOf('run', turn);
-    return (calls) => defer(() => calls.pipe(map((call) => withTurn(call, turn)), new DurableBatch(settings, journaled, turn).operator(signal)));
+    return (calls) => defer(() => calls.pipe(resultsOf(tappedStages(signal, new DurableBatch(settings, journaled, turn), turn))));
   };
 
   // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered.
   const pullLimit = settings.maxPending + settings.concurrency;
 
   const collect = (calls: CallSource, operate: OperatorFunction<ToolCall, ToolResult>): Promise<ToolResult[]> => {
-    const pulled = isPullable(calls) ? pullCalls(calls, pullLimit) : undefined;
-    const source = pulled?.calls ?? toObservable(calls);
+    const { source, pulled } = sourceOf(calls, pullLimit);
     return new Promise((resolve, reject) => {
       const results: ToolResult[] = [];
       source.pipe(operate).subscribe({
@@ -175,7 +210,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   /** A durable batch; it resolves once the turn's lease is given up, so the next request can resume it. */
   const runDurable = async (batch: DurableBatch, calls: CallSource, signal: AbortSignal | undefined, turn: string): Promise<ToolResult[]> => {
     try {
-      return await collect(calls, (calls$) => calls$.pipe(map((call) => withTurn(call, turn)), batch.operator(signal)));
+      return await collect(calls, resultsOf(tappedStages(signal, batch, turn)));
     } finally {
       await batch.closed;
     }
@@ -195,9 +230,40 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return runDurable(new DurableBatch(settings, journaled, turn, plan), calls, signal, turn);
   };
 
+  const events = (calls: CallSource, runOptions: RunOptions = {}): Observable<PipelineEvent> => {
+    const signal = checkSignal(runOptions);
+    const { turn } = runOptions;
+    const journaled = turn === undefined ? undefined : durableOf('run', turn);
+    if (!isPullable(calls)) toObservable(calls); // a wrong source throws now, as `run` rejects at once
+    return defer(() => {
+      const batch = journaled === undefined ? undefined : new DurableBatch(settings, journaled, turn!);
+      const { source, pulled } = sourceOf(calls, pullLimit);
+      let results: ToolResult[] = [];
+      const stream = source.pipe(eventsOf(tappedStages(signal, batch, turn)));
+      return new Observable<PipelineEvent>((subscriber) =>
+        stream.subscribe({
+          next: (event) => {
+            if (event.type === 'result') {
+              results.push(event.result);
+              pulled?.answered();
+            }
+            subscriber.next(event);
+          },
+          error: (error: unknown) => subscriber.error(error instanceof DurableTurnError && results.length === 0 ? error : new SourceError(results, error)),
+          complete: () => {
+            results = [];
+            // A durable turn's lease is given up before the stream completes, so the next request can resume it.
+            if (batch === undefined) subscriber.complete();
+            else void batch.closed.then(() => subscriber.complete());
+          },
+        }),
+      );
+    });
+  };
+
   const pending = async (turn: string): Promise<PendingApproval[]> => listPending(durableOf('pendingApprovals', turn), turn);
 
-  return Object.freeze({ tools, available, operator, run, resume, pendingApprovals: pending });
+  return Object.freeze({ tools, available, operator, run, events, resume, pendingApprovals: pending });
 }
 
 /** A call of a durable turn: it keeps its own turn (its response) for cancel-rest, or takes the run's. */
@@ -268,6 +334,16 @@ function checkSignal(options: RunOptions): AbortSignal | undefined {
 /** An async iterable that is not an Observable (those are pushed, not pulled). */
 function isPullable(calls: CallSource): calls is AsyncIterable<ToolCall> {
   return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.asyncIterator in calls;
+}
+
+function isResultEvent(event: PipelineEvent): event is PipelineResultEvent {
+  return event.type === 'result';
+}
+
+/** The source as an Observable: an async iterable pulled with backpressure (`answered` after each result). */
+function sourceOf(calls: CallSource, pullLimit: number): { readonly source: Observable<ToolCall>; readonly pulled: { answered(): void } | undefined } {
+  const pulled = isPullable(calls) ? pullCalls(calls, pullLimit) : undefined;
+  return { source: pulled?.calls ?? toObservable(calls), pulled };
 }
 
 function toObservable(calls: CallSource): Observable<ToolCall> {

@@ -2,6 +2,7 @@ import type { Observable } from 'rxjs';
 import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
 import { ConfigError } from './errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
+import type { JsonValue } from './observe/events.js';
 
 /**
  * How a tool may overlap with others.
@@ -54,6 +55,26 @@ export interface ToolContext {
    * with reason `'cancel_requested'`). This call itself goes on.
    */
   cancelRest(): void;
+  /**
+   * Report progress while the body runs: a JSON value (a fraction, a `{ done, total }`, a line of
+   * output), delivered as a `progress` event to `pipeline.events()` subscribers and event observers —
+   * a UI shows it live. Cheap and safe to call anywhere: it does nothing when nobody watches the run's
+   * events, or once the call's result is decided. Bounded by the pipeline's `progress` budget (a value
+   * too long is cut, reports past the count are dropped). The value is copied as JSON when reported; one
+   * JSON cannot hold is reported as a note instead. Not carried from remote tools (`toolstream/bullmq`)
+   * yet: there it does nothing.
+   *
+   * @example
+   * ```ts
+   * execute: async ({ files }, ctx) => {
+   *   for (const [i, file] of files.entries()) {
+   *     ctx.progress({ done: i, total: files.length, file });
+   *     await build(file, ctx.signal);
+   *   }
+   * }
+   * ```
+   */
+  progress(value: JsonValue): void;
 }
 
 /**

@@ -99,6 +99,22 @@ export { otelSpans } from './observe/otelSpans.js';
 export type { SpanTracer } from './observe/otelSpans.js';
 export { renderTimeline } from './observe/timeline/renderTimeline.js';
 export type { TimelineOptions } from './observe/timeline/renderTimeline.js';
+export type {
+  EventObserver,
+  JsonValue,
+  PipelineApprovalAnsweredEvent,
+  PipelineApprovalRequestedEvent,
+  PipelineDecidedEvent,
+  PipelineEvent,
+  PipelineEventBase,
+  PipelineFinishedEvent,
+  PipelineProgressEvent,
+  PipelineReceivedEvent,
+  PipelineResultEvent,
+  PipelineRetryEvent,
+  PipelineStartedEvent,
+  ToolObserver,
+} from './observe/events.js';
 
 // Errors thrown by toolstream itself
 export { ConfigError, SourceError } from './errors.js';

@@ -8,6 +8,8 @@ import type { CallRecord } from './internal/callRecord.js';
 import type { JournalStore, PendingApproval } from './durable/types.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
 import { warnObserverError } from './stages/result.js';
+import type { EventObserver, ToolObserver } from './observe/events.js';
+import type { ProgressLimits } from './observe/eventLayer.js';
 
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.
@@ -105,16 +107,24 @@ export interface PipelineOptions {
   /**
    * Told about every result as it is built (before the reorder buffer), for metrics and tracing — see
    * `otelSpans`. An observer that throws disturbs nothing: the result is delivered all the same, and
-   * the error goes to `onObserverError`.
+   * the error goes to `onObserverError`. An object with an `event(e)` method ({@link EventObserver})
+   * is told every lifecycle event of every run instead (what `pipeline.events()` emits), as it happens.
    * @default []
    */
-  readonly observers?: readonly ((result: ToolResult) => void)[];
+  readonly observers?: readonly ToolObserver[];
   /**
    * Told when an observer throws, with the error and the result it was observing. Whatever it does —
    * even throwing itself — the stream goes on and the process does not crash.
    * @default a process warning (`process.emitWarning`, type `ToolstreamObserverWarning`, code `TOOLSTREAM_OBSERVER_ERROR`)
    */
   readonly onObserverError?: (error: unknown, result: ToolResult) => void;
+  /**
+   * How much a body may report with `ctx.progress(value)`, per call: a value whose JSON text is over
+   * `maxChars` is cut (the event then carries the cut text, `truncated: true`); reports after
+   * `maxEvents` are dropped (bounded in count, not rate: a UI should render the latest).
+   * @default { maxChars: 10_000, maxEvents: 1000 }
+   */
+  readonly progress?: { readonly maxChars?: number; readonly maxEvents?: number };
   /** Which tools this scope may call; calls to others get a `restricted` result at intake. */
   readonly restrictions?: RestrictionSet;
   /**
@@ -193,7 +203,11 @@ export interface PipelineSettings {
   readonly post: readonly PostPolicy[];
   readonly postNames: readonly string[];
   readonly restrictions: RestrictionSet | undefined;
+  /** The result observers (functions). */
   readonly observers: readonly ((result: ToolResult) => void)[];
+  /** The event observers (objects with `event`); when there are any, every run goes through the events layer. */
+  readonly eventObservers: readonly EventObserver[];
+  readonly progress: ProgressLimits;
   readonly onObserverError: (error: unknown, result: ToolResult) => void;
   /** The budget of each tool that has one (default or its own). */
   readonly retention: ReadonlyMap<string, RetentionBudget>;
@@ -270,10 +284,15 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     retention,
     observers = [],
     onObserverError = warnObserverError,
+    progress = {},
   } = options;
-  if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === 'function')) {
-    fail('observers', 'an array of functions (result) => void', observers);
+  if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === 'function' || isEventObserver(observer))) {
+    fail('observers', 'an array of result observers (result) => void and event observers { event(e) }', observers);
   }
+  if (typeof progress !== 'object' || progress === null) fail('progress', 'an object { maxChars?, maxEvents? }', progress);
+  const { maxChars: progressChars = 10_000, maxEvents: progressEvents = 1000 } = progress;
+  if (!isCount(progressChars, 1)) fail('progress.maxChars', 'a positive integer or Infinity', progressChars);
+  if (!isCount(progressEvents, 0)) fail('progress.maxEvents', 'a non-negative integer or Infinity', progressEvents);
   if (typeof onObserverError !== 'function') fail('onObserverError', 'a function (error, result) => void', onObserverError);
   const preNames = policyNames('pre', pre, fail);
   const postNames = policyNames('post', post, fail);
@@ -322,7 +341,9 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     post,
     postNames,
     restrictions,
-    observers,
+    observers: observers.filter((observer) => typeof observer === 'function'),
+    eventObservers: observers.filter(isEventObserver),
+    progress: { maxChars: progressChars, maxEvents: progressEvents },
     onObserverError,
     retention: budgets,
   };
@@ -350,6 +371,10 @@ function checkBudget(option: string, budget: RetentionBudget, fail: Fail): void 
   if (budget.keep !== undefined && budget.keep !== 'head' && budget.keep !== 'head+tail') {
     fail(`${option}.keep`, '"head" or "head+tail"', budget.keep);
   }
+}
+
+function isEventObserver(value: unknown): value is EventObserver {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<EventObserver>).event === 'function';
 }
 
 function isTool(value: unknown): value is AnyTool {

@@ -87,7 +87,7 @@ describe('observers', () => {
   });
 
   it('observers and onObserverError are validated', () => {
-    expect(() => createPipeline({ tools: [ok], observers: [42 as never] })).toThrow(/`observers` must be an array of functions/);
+    expect(() => createPipeline({ tools: [ok], observers: [42 as never] })).toThrow(/`observers` must be an array of result observers/);
     expect(() => createPipeline({ tools: [ok], onObserverError: 'log' as never })).toThrow(/`onObserverError` must be a function/);
   });
 });

@@ -187,7 +187,8 @@ class JobRunner {
     const body = new BodySignal(jobSignal, deadline);
     const done = this.notices.running(jobId);
     try {
-      const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, cancelRest: () => undefined };
+      // Progress is not carried back to the caller's events yet (issue 14 leaves it for later): a no-op here.
+      const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, cancelRest: () => undefined, progress: () => undefined };
       const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
       if (isStreamOutput(output)) return { k: 's', n: await this.#stream(jobId, output, payload.keepMs, body.signal) };
       return { k: 'v', value: await output };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { defer, finalize, tap, type OperatorFunction } from 'rxjs';
 import { runStages, type StageTaps } from '../createPipeline.js';
+import { composeTaps } from '../internal/composeTaps.js';
 import { IncompleteArguments } from '../incompleteArguments.js';
 import { awaitEach } from '../internal/awaitEach.js';
 import { holdUntil } from '../internal/holdUntil.js';
@@ -141,13 +142,13 @@ export class DurableBatch {
    * wait, none is lost), runs the journaled stages with results in model order, and gives the lease up
    * when the subscription ends — `closed` then resolves.
    */
-  operator(signal: AbortSignal | undefined): OperatorFunction<ToolCall, ToolResult> {
+  operator(signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
     return (calls) =>
       defer(() => {
         const opened = this.open();
         return calls.pipe(
           holdUntil(opened),
-          this.stages(signal),
+          this.stages(signal, taps),
           reorderByIndex(),
           finalize(() => {
             this.#ended = true;
@@ -161,8 +162,8 @@ export class DurableBatch {
    * The journaled stages alone, results in completion order, without the lease: a program's sub-calls
    * (their program's call holds the turn's lease).
    */
-  stages(signal: AbortSignal | undefined): OperatorFunction<ToolCall, ToolResult> {
-    return runStages(this.#settings(), signal, this.#taps());
+  stages(signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
+    return runStages(this.#settings(), signal, composeTaps(this.#taps(), taps));
   }
 
   /** Resolves once the subscription ended and the lease was given up. */

@@ -337,6 +337,7 @@ export class CallPool implements BodySink {
     const run = record.run!;
     record.started = true;
     record.startedAt = performance.now();
+    record.events?.started(record);
     const timeoutMs = this.timeoutOf(record);
     if (timeoutMs !== undefined) run.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
     const { retention } = this.settings;

@@ -1,6 +1,7 @@
 import type { AnyTool } from '../defineTool.js';
 import { quote } from './describe.js';
 import type { BodyRun } from './bodyRun.js';
+import type { RecordEvents } from './recordEvents.js';
 import type { StartCheckEntry } from './startChecks.js';
 import type { Decision, TraceEntry } from '../policy/types.js';
 import type { CancelReason, ToolError } from '../toolError.js';
@@ -57,6 +58,9 @@ export class CallRecord {
 
   /** The running body's state, from start until it settles. */
   run: BodyRun | undefined = undefined;
+
+  /** Who watches the moments inside the stages (`events()`, event observers); undefined if nobody. */
+  events: RecordEvents | undefined = undefined;
 
   constructor(
     readonly index: number,

@@ -1,4 +1,5 @@
 import type { ToolContext } from '../defineTool.js';
+import type { JsonValue } from '../observe/events.js';
 import type { CallRecord } from './callRecord.js';
 import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from './durableProgram.js';
 import { DURABLE_CALL, durableCallOfRecord, type DurableCall } from './reattach.js';
@@ -45,6 +46,11 @@ export class ExecutionContext implements ToolContext {
   /** Where the call stands in its durable turn (read by a remote tool's body, to name its job). */
   get [DURABLE_CALL](): DurableCall | undefined {
     return durableCallOfRecord(this.#record);
+  }
+
+  progress(value: JsonValue): void {
+    const record = this.#record;
+    record.events?.progress(record, value);
   }
 
   cancelRest(): void {

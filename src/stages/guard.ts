@@ -52,8 +52,11 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
       index: record.index,
       reasons,
     });
+    record.events?.approvalRequested(record, reasons);
     return requestApproval(approve, request, batch.scopeFor(stage, record), approvalTimeoutMs, scheduler).then((outcome) => {
-      record.addTrace({ stage: 'approval', event: 'answer', answer: outcome.approved ? 'allowed-once' : outcome.suspended ? 'suspend' : outcome.code });
+      const answer = outcome.approved ? 'allowed-once' : outcome.suspended ? 'suspend' : outcome.code;
+      record.addTrace({ stage: 'approval', event: 'answer', answer });
+      record.events?.approvalAnswered(record, outcome.approved, answer);
       if (outcome.approved) {
         record.decidedAt = performance.now();
         return;

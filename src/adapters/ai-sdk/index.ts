@@ -26,3 +26,4 @@ export { fromAISDKStream } from './fromAISDKStream.js';
 export type { AISDKStreamPart } from './fromAISDKStream.js';
 export { toAISDKToolMessage } from './toAISDKToolMessage.js';
 export { toAISDKToolOutputChunks } from './toAISDKToolOutputChunks.js';
+export { toAISDKEventChunks } from './toAISDKEventChunks.js';

@@ -1,0 +1,136 @@
+import { Observable, tap, type OperatorFunction } from 'rxjs';
+import type { StageTaps } from '../createPipeline.js';
+import type { CallRecord } from '../internal/callRecord.js';
+import { describeError, describeValue } from '../internal/describe.js';
+import type { RecordEvents } from '../internal/recordEvents.js';
+import { retainText } from '../retain/textRetainer.js';
+import type { ToolCall } from '../toolCall.js';
+import type { ToolError } from '../toolError.js';
+import type { ToolResult } from '../toolResult.js';
+import type { EventObserver, JsonValue, PipelineEvent, PipelineEventBase } from './events.js';
+
+/** How much progress one call may report (`progress` in the pipeline's options), resolved. */
+export interface ProgressLimits {
+  /** Characters of a value's JSON text; a longer one is cut. */
+  readonly maxChars: number;
+  /** Progress events per call; later reports are dropped. */
+  readonly maxEvents: number;
+}
+
+/** The stages of one run, given the taps to put between them; results in model order. */
+export type TappedStages = (taps: StageTaps) => OperatorFunction<ToolCall, ToolResult>;
+
+/**
+ * The run as a stream of {@link PipelineEvent}s: a layer over the stages, like the durable journal.
+ * Taps between the stages see each call arrive, get decided and finish; the moments inside a stage
+ * (approval, start, progress, retry) come through the `RecordEvents` hook the layer attaches to each
+ * record it sees arrive. Each event goes to the subscriber and to the pipeline's event observers, in
+ * the order it happened; `result` events follow the model order of the stages' output.
+ *
+ * @example
+ * ```ts
+ * calls$.pipe(runWithEvents((taps) => runStages(settings, signal, taps), limits, observers));
+ * ```
+ */
+export function runWithEvents(
+  stages: TappedStages,
+  limits: ProgressLimits,
+  observers: readonly EventObserver[],
+): OperatorFunction<ToolCall, PipelineEvent> {
+  return (calls) =>
+    new Observable<PipelineEvent>((subscriber) => {
+      const layer = new EventLayer(limits, (event) => {
+        subscriber.next(event);
+        for (const observer of observers) notify(observer, event);
+      });
+      return calls.pipe(stages(layer.taps)).subscribe({
+        next: (result) => layer.emit({ type: 'result', ...base(result, performance.now()), result }),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+    });
+}
+
+/** One run's events: the taps, and the hook every record it watches reports to. */
+class EventLayer implements RecordEvents {
+  /** Progress reports per call index, while the call runs. */
+  readonly #reports = new Map<number, number>();
+
+  readonly taps: StageTaps = {
+    received: tap((record) => {
+      record.events = this;
+      this.emit({ type: 'received', ...base(record, performance.now()), done: record.status !== undefined });
+    }),
+    decided: tap((record) => {
+      if (record.decision === undefined) return; // failed at intake, replayed, or cancelled before any policy
+      this.emit({ type: 'decided', ...base(record, performance.now()), decision: record.decision, decidedBy: record.decidedBy, reasons: record.reasons });
+    }),
+    finished: tap((result) => {
+      this.#reports.delete(result.index);
+      this.emit({ type: 'finished', ...base(result, performance.now()), status: result.status, result });
+    }),
+  };
+
+  constructor(
+    private readonly limits: ProgressLimits,
+    readonly emit: (event: PipelineEvent) => void,
+  ) {}
+
+  approvalRequested(record: CallRecord, reasons: readonly string[]): void {
+    this.emit({ type: 'approval-requested', ...base(record, performance.now()), reasons });
+  }
+
+  approvalAnswered(record: CallRecord, approved: boolean, answer: string): void {
+    this.emit({ type: 'approval-answered', ...base(record, performance.now()), approved, answer });
+  }
+
+  started(record: CallRecord): void {
+    this.emit({ type: 'started', ...base(record, record.startedAt) });
+  }
+
+  progress(record: CallRecord, value: unknown): void {
+    // Only while the body's outcome is open: a report after its result (a body that ignores its
+    // aborted signal) would follow the `finished` event.
+    if (!record.started || record.status !== undefined) return;
+    const sequence = (this.#reports.get(record.index) ?? 0) + 1;
+    if (sequence > this.limits.maxEvents) return;
+    this.#reports.set(record.index, sequence);
+    this.emit({ type: 'progress', ...base(record, performance.now()), ...boundedJson(value, this.limits.maxChars), sequence });
+  }
+
+  retry(record: CallRecord, attempt: number, error: ToolError, delayMs: number): void {
+    this.emit({ type: 'retry', ...base(record, performance.now()), attempt, error, delayMs });
+  }
+}
+
+function base(call: CallRecord | ToolResult, at: number): PipelineEventBase {
+  return { index: call.index, id: call.id, name: call.name, turn: call.turn, at };
+}
+
+/**
+ * A JSON copy of a progress value (so later mutation by the body changes nothing), or, when its text is
+ * over `maxChars`, the text cut with an omission note; a value JSON cannot hold becomes a note.
+ */
+function boundedJson(value: unknown, maxChars: number): { readonly value: JsonValue; readonly truncated: boolean } {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value) as string | undefined;
+  } catch (error) {
+    return { value: `[progress value not JSON: ${describeError(error)}]`, truncated: true };
+  }
+  if (text === undefined) return { value: `[progress value not JSON: ${describeValue(value)}]`, truncated: true };
+  if (text.length <= maxChars) return { value: JSON.parse(text) as JsonValue, truncated: false };
+  return { value: retainText(text, { maxChars }).text, truncated: true };
+}
+
+function notify(observer: EventObserver, event: PipelineEvent): void {
+  try {
+    observer.event(event);
+  } catch (error) {
+    // As for result observers: never into the stream, never thrown later.
+    process.emitWarning(`an event observer failed on the ${event.type} event of call ${JSON.stringify(event.id)} (${event.name}): ${describeError(error)}`, {
+      type: 'ToolstreamObserverWarning',
+      code: 'TOOLSTREAM_OBSERVER_ERROR',
+    });
+  }
+}
