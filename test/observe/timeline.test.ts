@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, renderTimeline } from '../../src/index.js';
 import { assignRows } from '../../src/observe/timeline/lanes.js';
-import { scheduleScenario } from './timelineScenario.js';
+import { callsFromEvents } from '../../src/observe/timeline/fromEvents.js';
+import type { PipelineEvent } from '../../src/index.js';
+import { scheduleScenario, scheduleScenarioEvents } from './timelineScenario.js';
 
 const attrs = (svg: string, selector: RegExp) =>
   [...svg.matchAll(/<rect ([^>]*)\/>/g)]
@@ -55,6 +57,38 @@ describe('renderTimeline', () => {
       if (i > 0) expect(at(inOrder[i]!.id)).toBeGreaterThanOrEqual(at(inOrder[i - 1]!.id));
     }
     expect(at('r5')).toBeCloseTo(Math.max(...results.map((r) => r.timing.finishedAt)) - t0, 1); // r5 waits behind r4's timeout
+  });
+
+  it('draws from a run\'s events: bodies from started to finished, the approval as its own wait, commits at the result events', async () => {
+    const { events, tools } = await scheduleScenarioEvents();
+    const svg = renderTimeline(events, { tools });
+    const at = (type: PipelineEvent['type'], id: string) => events.find((e) => e.type === type && e.id === id)!.at;
+    const t0 = Math.min(...events.filter((e) => e.type === 'received').map((e) => e.at));
+    const bodies = attrs(svg, /^data-part$/).filter((a) => a['data-part'] === 'body');
+    expect(bodies.map((b) => b['data-call-id']).sort()).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'w1']);
+    for (const b of bodies) expect(Number(b['data-start'])).toBeCloseTo(at('started', b['data-call-id']!) - t0, 1);
+    const approval = attrs(svg, /^data-wait$/).filter((w) => w['data-wait'] === 'approval');
+    expect(approval.map((w) => w['data-call-id'])).toEqual(['w1']);
+    const commits = attrs(svg, /^data-commit-for$/);
+    for (const c of commits) expect(Number(c['data-at'])).toBeCloseTo(at('result', c['data-commit-for']!) - t0, 1);
+    expect(svg).toContain('the schedule of 7 calls');
+  });
+
+  it('from events, each retry ends an attempt and the next begins after its delay', () => {
+    const result = { id: 'f', name: 'fetch', index: 0, status: 'ok', error: undefined, timing: { receivedAt: 0, startedAt: 1, endedAt: 30, finishedAt: 31 } } as never;
+    const base = { index: 0, id: 'f', name: 'fetch', turn: undefined };
+    const events = [
+      { ...base, type: 'received', at: 0, done: false },
+      { ...base, type: 'decided', at: 0.5 },
+      { ...base, type: 'started', at: 1 },
+      { ...base, type: 'retry', at: 5, attempt: 1, delayMs: 10 },
+      { ...base, type: 'finished', at: 31, result },
+      { ...base, type: 'result', at: 32, result },
+    ] as unknown as PipelineEvent[];
+    const [call] = callsFromEvents(events, new Set());
+    expect(call!.attempts).toEqual([{ from: 1, to: 5 }, { from: 15, to: 30 }]);
+    expect(call!.waits).toEqual([{ kind: 'policy', from: 0, to: 0.5 }, { kind: 'queue', from: 0.5, to: 1 }]);
+    expect(call!.committedAt).toBe(32);
   });
 
   it('is self-contained and deterministic', async () => {

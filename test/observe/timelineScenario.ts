@@ -1,3 +1,4 @@
+import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { askTools, createPipeline, defineTool, denyTools, type ToolResult } from '../../src/index.js';
 
@@ -33,20 +34,34 @@ const rm = defineTool({ name: 'rm', description: 'never allowed', input: z.objec
  * that waits for an approval, a denied call, and results that wait for earlier ones to be given out.
  */
 export async function scheduleScenario() {
-  const pipeline = createPipeline({
+  const pipeline = scenarioPipeline();
+  const results: ToolResult[] = await pipeline.run(SCENARIO_CALLS);
+  return { results, tools: pipeline.tools };
+}
+
+/** The same run, as its lifecycle events (`pipeline.events()`). */
+export async function scheduleScenarioEvents() {
+  const pipeline = scenarioPipeline();
+  const events = await firstValueFrom(pipeline.events(SCENARIO_CALLS).pipe(toArray()));
+  return { events, tools: pipeline.tools };
+}
+
+const SCENARIO_CALLS = [
+  { id: 'r1', name: 'read', args: { ms: 80 } },
+  { id: 'r2', name: 'read', args: { ms: 30, fail: true } },
+  { id: 'r3', name: 'read', args: { ms: 40 } },
+  { id: 'w1', name: 'write', args: { ms: 50 } },
+  { id: 'x1', name: 'rm', args: {} },
+  { id: 'r4', name: 'read', args: { ms: 400 } },
+  { id: 'r5', name: 'read', args: { ms: 20 } },
+];
+
+function scenarioPipeline() {
+  return createPipeline({
     tools: [read, write, rm],
     concurrency: 2,
     pre: [denyTools(['rm']), askTools(['write'])],
     approve: async () => (await new Promise((resolve) => setTimeout(resolve, 40)), 'allowed-once' as const),
   });
-  const results: ToolResult[] = await pipeline.run([
-    { id: 'r1', name: 'read', args: { ms: 80 } },
-    { id: 'r2', name: 'read', args: { ms: 30, fail: true } },
-    { id: 'r3', name: 'read', args: { ms: 40 } },
-    { id: 'w1', name: 'write', args: { ms: 50 } },
-    { id: 'x1', name: 'rm', args: {} },
-    { id: 'r4', name: 'read', args: { ms: 400 } },
-    { id: 'r5', name: 'read', args: { ms: 20 } },
-  ]);
-  return { results, tools: pipeline.tools };
 }
+

@@ -2,6 +2,8 @@ import type { ToolMode } from '../../defineTool.js';
 import { ConfigError } from '../../errors.js';
 import type { ToolResult } from '../../toolResult.js';
 import { drawTimeline } from './drawTimeline.js';
+import type { PipelineEvent } from '../events.js';
+import { callsFromEvents } from './fromEvents.js';
 import { callsFromResults } from './fromResults.js';
 import { layoutTimeline } from './layout.js';
 
@@ -47,9 +49,11 @@ export interface TimelineOptions {
  *   with a mark from their arrival (after any wait, such as a rejected approval) to their result.
  * - A time axis in milliseconds from the first call's arrival.
  *
- * Not yet drawn: retries as separate segments and waits for tool limits or rate limits — results do not
- * record them yet. The model behind the picture has a place for both (`attempts`, wait kinds), so they
- * will appear once the facts do; lifecycle events can feed the same model.
+ * From **events** (`pipeline.events()` of one run, collected) it shows more than results can: the
+ * approval wait as its own span, the queue from the decision (or the answer) to the start, each attempt
+ * of a retried call as its own segment, and the commit at the `result` event itself.
+ *
+ * Not yet drawn: waits for tool limits or rate limits (add a wait kind once events report them).
  *
  * Elements carry data attributes for tools and tests: `data-call-id`, `data-part` (`body`, `outcome`),
  * `data-status`, `data-start`/`data-end` (ms from the axis origin), `data-wait`, `data-commit-for`.
@@ -63,15 +67,21 @@ export interface TimelineOptions {
  * const pipeline = createPipeline({ tools, concurrency: 4 });
  * const results = await pipeline.run(calls);
  * await writeFile('timeline.svg', renderTimeline(results, { tools: pipeline.tools }));
+ *
+ * // or from the run's events, which also show approval waits and retries
+ * const events = await firstValueFrom(pipeline.events(calls).pipe(toArray()));
+ * await writeFile('timeline.svg', renderTimeline(events, { tools: pipeline.tools }));
  * ```
  */
-export function renderTimeline(results: readonly ToolResult[], options: TimelineOptions = {}): string {
+export function renderTimeline(results: readonly ToolResult[] | readonly PipelineEvent[], options: TimelineOptions = {}): string {
   const fail = (option: string, expected: string, received: unknown): never => {
     throw new ConfigError('renderTimeline', option, expected, received);
   };
-  if (!Array.isArray(results)) fail('results', 'an array of tool results', results);
+  if (!Array.isArray(results)) fail('results', 'an array of tool results, or of the events of one run', results);
+  const events = results.length > 0 && results.every(isEvent) ? (results as readonly PipelineEvent[]) : undefined;
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { tools = [], width = 960, title = `toolstream: the schedule of ${results.length} calls` } = options;
+  const count = events === undefined ? results.length : events.filter((e) => e.type === 'result').length;
+  const { tools = [], width = 960, title = `toolstream: the schedule of ${count} calls` } = options;
   if (!Array.isArray(tools)) fail('tools', 'an array of tools', tools);
   tools.forEach((tool, i) => {
     if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string') fail(`tools[${i}]`, 'a tool with a name', tool);
@@ -80,5 +90,11 @@ export function renderTimeline(results: readonly ToolResult[], options: Timeline
   if (!Number.isInteger(width) || width < 320 || width > 10_000) fail('width', 'an integer from 320 to 10000', width);
   if (typeof title !== 'string') fail('title', 'a string', title);
   const exclusive = new Set(tools.filter((tool) => tool.mode === 'exclusive').map((tool) => tool.name));
-  return drawTimeline(layoutTimeline(callsFromResults(results, exclusive)), width, title);
+  const calls = events === undefined ? callsFromResults(results as readonly ToolResult[], exclusive) : callsFromEvents(events, exclusive);
+  return drawTimeline(layoutTimeline(calls), width, title);
+}
+
+/** An element of `pipeline.events()` rather than a result: results have no `type`. */
+function isEvent(value: unknown): value is PipelineEvent {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string' && typeof (value as { at?: unknown }).at === 'number';
 }

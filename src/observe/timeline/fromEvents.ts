@@ -1,0 +1,60 @@
+import type { PipelineEvent } from '../events.js';
+import type { TimelineCall, TimelineSpan, TimelineWait } from './model.js';
+
+/**
+ * The timeline's model of each call, from the lifecycle events of one run (`pipeline.events()`), which
+ * say more than results: the approval wait is its own span (`approval-requested` → `approval-answered`),
+ * the queue for a slot runs from the decision (or the answer) to `started`, each `retry` ends an attempt
+ * and the next one begins after its delay, and the model-order commit is the `result` event itself.
+ * A call whose `result` event is not among them (a stream cut short) is left out.
+ */
+export function callsFromEvents(events: readonly PipelineEvent[], exclusive: ReadonlySet<string>): TimelineCall[] {
+  const byCall = new Map<number, PipelineEvent[]>();
+  for (const event of events) {
+    const list = byCall.get(event.index);
+    if (list === undefined) byCall.set(event.index, [event]);
+    else list.push(event);
+  }
+  const calls: TimelineCall[] = [];
+  for (const list of byCall.values()) {
+    const find = <T extends PipelineEvent['type']>(type: T) => list.find((e): e is Extract<PipelineEvent, { type: T }> => e.type === type);
+    const committed = find('result');
+    if (committed === undefined) continue;
+    const { result } = committed;
+    const receivedAt = find('received')?.at ?? result.timing.receivedAt;
+    const decidedAt = find('decided')?.at;
+    const asked = find('approval-requested');
+    const answered = find('approval-answered');
+    const started = find('started');
+    const finishedAt = find('finished')?.at ?? result.timing.finishedAt;
+    const waits: TimelineWait[] = [];
+    if (decidedAt !== undefined && decidedAt > receivedAt) waits.push({ kind: 'policy', from: receivedAt, to: decidedAt });
+    if (asked !== undefined) waits.push({ kind: 'approval', from: asked.at, to: answered?.at ?? started?.at ?? finishedAt });
+    const attempts: TimelineSpan[] = [];
+    if (started !== undefined) {
+      const admittedAt = answered?.at ?? decidedAt ?? receivedAt;
+      if (started.at > admittedAt) waits.push({ kind: 'queue', from: admittedAt, to: started.at });
+      let from = started.at;
+      for (const retry of list.filter((e) => e.type === 'retry')) {
+        attempts.push({ from, to: retry.at });
+        from = retry.at + retry.delayMs;
+      }
+      attempts.push({ from, to: Math.max(from, result.timing.endedAt ?? finishedAt) });
+    }
+    const timeout = result.status === 'error' && result.error.code === 'timeout';
+    calls.push({
+      id: result.id,
+      name: result.name,
+      index: result.index,
+      status: timeout ? 'timeout' : result.status,
+      code: result.error?.code,
+      exclusive: exclusive.has(result.name),
+      receivedAt,
+      waits,
+      attempts,
+      finishedAt,
+      committedAt: committed.at,
+    });
+  }
+  return calls;
+}
