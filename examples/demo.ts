@@ -2,7 +2,7 @@
 // then its next response, one run_code call whose program makes the tool calls itself.
 //
 //   npm start                 replay examples/transcripts/anthropic-*.sse.txt (offline)
-//   npm start -- --yes        approve the write without asking
+//   npm start -- --yes        approve the write without asking (without a terminal to ask at, it is rejected)
 //   npm start -- --live       ask the real Anthropic API instead (needs ANTHROPIC_API_KEY)
 //
 // The transcript is in Anthropic's SSE wire format and is parsed by the official SDK's own parser, with
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap, toArray } from 'rxjs';
-import { createPipeline, renderTimeline, runCodeTool, type ProgramOutput, type ToolResult } from '../src/index.js';
+import { createPipeline, renderTimeline, runCodeTool, type PipelineEvent, type ProgramOutput, type ToolResult } from '../src/index.js';
 import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '../src/adapters/anthropic/index.js';
 import { openWorkspace } from './workspace.js';
@@ -27,12 +27,24 @@ if (flags.has('--live') && !process.env['ANTHROPIC_API_KEY']) {
   process.exit(1);
 }
 const t0 = performance.now();
-const log = (text: string) => console.log(`[${(performance.now() - t0).toFixed(0).padStart(5)} ms] ${text}`);
+// While the approval prompt waits for an answer, lines are held and printed after it, so the question
+// stays the last line on the terminal.
+let held: string[] | undefined;
+const log = (text: string) => {
+  const line = `[${(performance.now() - t0).toFixed(0).padStart(5)} ms] ${text}`;
+  if (held === undefined) console.log(line);
+  else held.push(line);
+};
+const onPrompt = (open: boolean) => {
+  const lines = held;
+  held = open ? [] : undefined;
+  for (const line of lines ?? []) console.log(line);
+};
 
-// A throwaway workspace with a few files, and real local tools on it (examples/workspace.ts); each
-// body logs when it runs, and reads pause a little, to see them overlap. Writes ask for approval at
-// the terminal (auto-approved with --yes or when nobody can answer); paths stay inside the workspace.
-const workspace = await openWorkspace({ log, pauseMs: 250, yes: flags.has('--yes') });
+// A throwaway workspace with a few files, and real local tools on it (examples/workspace.ts); reads
+// pause a little, to see them overlap. Writes ask for approval at the terminal (approved with --yes;
+// rejected when there is no terminal to ask at); paths stay inside the workspace.
+const workspace = await openWorkspace({ log, pauseMs: 250, yes: flags.has('--yes'), onPrompt });
 
 // Programs run in QuickJS on a worker thread; their tool calls go through this same pipeline.
 const runtime = createQuickJSRuntime({ timeoutMs: 20_000 });
@@ -70,25 +82,43 @@ async function* live(): AsyncIterable<RawMessageStreamEvent> {
 }
 
 const seen = (call: { name: string; args: unknown }, index: number) =>
-  log(`→ call #${index} queued (its arguments are complete): ${call.name} ${typeof call.args === 'string' ? call.args : JSON.stringify(call.args)}`);
+  log(`→ #${index} ${call.name} arrived, its arguments complete: ${typeof call.args === 'string' ? call.args : JSON.stringify(call.args)}`);
+
+/** What the pipeline's events say, as the demo's log lines (`pipeline.events()`: one per happening). */
+function describe(event: PipelineEvent): string | undefined {
+  const call = `#${event.index} ${event.name}`;
+  const outcome = (r: ToolResult) => (r.error === undefined || r.error.code === r.status ? r.status : `${r.status} (${r.error.code})`);
+  switch (event.type) {
+    case 'started':
+      return `  ▶ ${call} running`;
+    case 'finished':
+      return event.result.started ? `  ■ ${call} done: ${outcome(event.result)}` : undefined;
+    case 'result':
+      return `✓ ${call} answered: ${outcome(event.result)}`;
+    default:
+      return undefined;
+  }
+}
 
 /** One model response: its calls run as they arrive; prints the tool_result message for the next request. */
 async function turn(source: AsyncIterable<RawMessageStreamEvent>): Promise<ToolResult[]> {
   let arrived = 0;
-  const results = await lastValueFrom(
-    fromAnthropicStream(source).pipe(
-      tap((call) => seen(call, arrived++)),
-      pipeline.operator(),
-      tap((r) => log(`✓ commit #${r.index} ${r.name}: ${r.status}${r.error ? ` (${r.error.code})` : ''}`)),
-      toArray(),
-    ),
-  );
+  log('(▶/■: a body starts and ends, in completion order; ✓: a result is answered, in the order the model made the calls)');
+  const calls = fromAnthropicStream(source).pipe(tap((call) => seen(call, arrived++)));
+  const events = await lastValueFrom(pipeline.events(calls).pipe(
+    tap((event) => {
+      const line = describe(event);
+      if (line !== undefined) log(line);
+    }),
+    toArray(),
+  ));
+  const results = events.flatMap((e) => (e.type === 'result' ? [e.result] : []));
   console.log('\nThe tool_result message for the next request:\n');
   console.log(JSON.stringify(toAnthropicToolResults(results), null, 2));
   for (const result of results) {
     if (result.name !== 'run_code' || result.status !== 'ok') continue;
     const { subCalls } = result.value as ProgramOutput;
-    console.log(`\nThe program's ${subCalls.length} tool calls, each through the same pipeline (kept for the host, not sent):`);
+    console.log(`\nThe program's ${subCalls.length} tool calls (${result.id}#1…#${subCalls.length}), each through the same pipeline (kept for the host, not sent):`);
     for (const sub of subCalls) {
       console.log(`  ${sub.id.padEnd(16)} ${sub.name.padEnd(10)} ${sub.status.padEnd(7)} ${JSON.stringify(sub.args)}`);
     }

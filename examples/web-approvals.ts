@@ -28,6 +28,8 @@ const pipeline = createPipeline({
   approve: suspendApprovals(), // …given by a human, in a later request
   journal,
   approvalSecret: env('APPROVAL_SECRET'),
+  // The server's log: every body that starts, in any request (an event observer sees every run's events).
+  observers: [{ event: (e) => void (e.type === 'started' && console.log(`  ▶ #${e.index} ${e.name} running`)) }],
 });
 
 /** The model's response, replayed from its recording through the SDK's own parser. */

@@ -10,9 +10,9 @@
 //   }
 //
 // The provider package's variables reach the API or any compatible server (OPENAI_API_KEY,
-// OPENAI_BASE_URL, OPENAI_MODEL). The workspace's approver approves writes when nobody can answer at a
-// terminal; a server brings its own (an async function: it can send the question to the page and wait
-// for the answer, within approvalTimeoutMs).
+// OPENAI_BASE_URL, OPENAI_MODEL). This example approves every write (`yes: true`, said out loud): a real
+// server brings its own approver (an async function: it can send the question to the page and wait for
+// the answer, within approvalTimeoutMs), or suspends (examples/web-approvals.ts).
 import { openai } from '@ai-sdk/openai';
 import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, streamText, type LanguageModel, type UIMessage } from 'ai';
 import { createPipeline } from '../../src/index.js';
@@ -20,7 +20,7 @@ import { runAISDKTurn, toAISDKToolOutputChunks, toAISDKTools } from '../../src/a
 import { openWorkspace } from '../workspace.js';
 import { instructions } from './console.js';
 
-export const workspace = await openWorkspace();
+export const workspace = await openWorkspace({ yes: true });
 const pipeline = createPipeline({ tools: workspace.tools, pre: workspace.pre, approve: workspace.approve });
 const tools = toAISDKTools(pipeline);
 

@@ -3,7 +3,7 @@
 // tool-result per call go back, until the model stops calling tools. The tools have no `execute`:
 // toolstream runs them, with its policies, so the loop is ours, not `stopWhen`'s.
 //
-//   npx tsx examples/agents/ai-sdk.ts "Summarise the TODOs of the workspace in notes/summary.md"
+//   npx tsx examples/agents/ai-sdk.ts --yes "Summarise the TODOs of the workspace in notes/summary.md"
 //
 // The provider package's variables reach the API or any compatible server: OPENAI_API_KEY,
 // OPENAI_BASE_URL (OPENAI_MODEL picks the model; `openai(model)` instead of `openai.chat(model)` uses
@@ -13,9 +13,9 @@ import { streamText, type ModelMessage } from 'ai';
 import { createPipeline } from '../../src/index.js';
 import { runAISDKTurn, toAISDKTools } from '../../src/adapters/ai-sdk/index.js';
 import { openWorkspace } from '../workspace.js';
-import { instructions, prompt, report } from './console.js';
+import { instructions, prompt, report, yes } from './console.js';
 
-const workspace = await openWorkspace({ log: console.log });
+const workspace = await openWorkspace({ log: console.log, yes: yes() });
 const pipeline = createPipeline({ tools: workspace.tools, pre: workspace.pre, approve: workspace.approve });
 const tools = toAISDKTools(pipeline); // no `execute`: the SDK never runs them
 const messages: ModelMessage[] = [{ role: 'user', content: prompt() }];

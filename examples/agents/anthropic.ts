@@ -2,7 +2,7 @@
 // is complete, the assistant message and one tool_result per call go back, until the model stops
 // calling tools.
 //
-//   npx tsx examples/agents/anthropic.ts "Summarise the TODOs of the workspace in notes/summary.md"
+//   npx tsx examples/agents/anthropic.ts --yes "Summarise the TODOs of the workspace in notes/summary.md"
 //
 // The SDK's own variables reach the API or any compatible server: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
 // (ANTHROPIC_MODEL picks the model). The tools work on the demo's workspace (examples/workspace.ts).
@@ -10,9 +10,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createPipeline } from '../../src/index.js';
 import { runAnthropicTurn, toAnthropicTools } from '../../src/adapters/anthropic/index.js';
 import { openWorkspace } from '../workspace.js';
-import { instructions, prompt, report } from './console.js';
+import { instructions, prompt, report, yes } from './console.js';
 
-const workspace = await openWorkspace({ log: console.log });
+const workspace = await openWorkspace({ log: console.log, yes: yes() });
 const pipeline = createPipeline({ tools: workspace.tools, pre: workspace.pre, approve: workspace.approve });
 const client = new Anthropic();
 const messages: Anthropic.MessageParam[] = [{ role: 'user', content: prompt() }];

@@ -2,11 +2,14 @@
 // instructions, and a line per call of each turn.
 import type { ToolResult } from '../../src/index.js';
 
-/** The prompt: the command line's arguments, or the demo's task. */
+/** The prompt: the command line's arguments (but `--yes`), or the demo's task. */
 export function prompt(): string {
-  const words = process.argv.slice(2).join(' ').trim();
+  const words = process.argv.slice(2).filter((word) => word !== '--yes').join(' ').trim();
   return words !== '' ? words : 'Summarise the TODOs of the workspace in notes/summary.md.';
 }
+
+/** `--yes` on the command line: approve the workspace's writes without asking (else a terminal asks, and without one they are rejected). */
+export const yes = (): boolean => process.argv.includes('--yes');
 
 /** Tells the model where it works: the tools take paths relative to the workspace. */
 export const instructions =

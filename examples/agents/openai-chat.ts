@@ -2,7 +2,7 @@
 // arguments are complete, the assistant message and one tool message per call go back, until the model
 // stops calling tools.
 //
-//   npx tsx examples/agents/openai-chat.ts "Summarise the TODOs of the workspace in notes/summary.md"
+//   npx tsx examples/agents/openai-chat.ts --yes "Summarise the TODOs of the workspace in notes/summary.md"
 //
 // The SDK's own variables reach the API or any compatible server (Ollama, vLLM, a router):
 // OPENAI_API_KEY, OPENAI_BASE_URL (OPENAI_MODEL picks the model). The tools work on the demo's
@@ -12,9 +12,9 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { createPipeline } from '../../src/index.js';
 import { runOpenAIChatTurn, toOpenAIChatTools } from '../../src/adapters/openai/index.js';
 import { openWorkspace } from '../workspace.js';
-import { instructions, prompt, report } from './console.js';
+import { instructions, prompt, report, yes } from './console.js';
 
-const workspace = await openWorkspace({ log: console.log });
+const workspace = await openWorkspace({ log: console.log, yes: yes() });
 const pipeline = createPipeline({ tools: workspace.tools, pre: workspace.pre, approve: workspace.approve });
 const client = new OpenAI();
 const messages: ChatCompletionMessageParam[] = [

@@ -4,7 +4,7 @@
 // previous_response_id), so it also works with servers that keep no responses, and with store: false
 // (for a reasoning model, add include: ['reasoning.encrypted_content'] so its reasoning items can go back).
 //
-//   npx tsx examples/agents/openai-responses.ts "Summarise the TODOs of the workspace in notes/summary.md"
+//   npx tsx examples/agents/openai-responses.ts --yes "Summarise the TODOs of the workspace in notes/summary.md"
 //
 // The SDK's own variables reach the API or any compatible server: OPENAI_API_KEY, OPENAI_BASE_URL
 // (OPENAI_MODEL picks the model). The tools work on the demo's workspace (examples/workspace.ts).
@@ -13,9 +13,9 @@ import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import { createPipeline } from '../../src/index.js';
 import { runOpenAIResponsesTurn, toOpenAIResponsesTools } from '../../src/adapters/openai/index.js';
 import { openWorkspace } from '../workspace.js';
-import { instructions, prompt, report } from './console.js';
+import { instructions, prompt, report, yes } from './console.js';
 
-const workspace = await openWorkspace({ log: console.log });
+const workspace = await openWorkspace({ log: console.log, yes: yes() });
 const pipeline = createPipeline({ tools: workspace.tools, pre: workspace.pre, approve: workspace.approve });
 const client = new OpenAI();
 const input: ResponseInputItem[] = [{ role: 'user', content: prompt() }];

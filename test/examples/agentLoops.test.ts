@@ -187,7 +187,7 @@ describe('the agent loops, against a server that replays a recorded conversation
   for (const [name, loop] of Object.entries(LOOPS)) {
     it(`${loop.script}: three requests, each answering every call of the response before, in order`, async () => {
       server = await startReplayServer([1, 2, 3].map((n) => ({ path: loop.path, sse: transcript(`${loop.transcripts}-${n}`) })));
-      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', loop.script, PROMPT], {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', loop.script, '--yes', PROMPT], {
         cwd: root,
         encoding: 'utf8',
         env: { ...process.env, ...loop.env(server) },
