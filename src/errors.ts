@@ -45,7 +45,8 @@ export class ConfigError extends TypeError {
       | 'remoteTools'
       | 'createToolWorker'
       | 'setFleetLimits'
-      | 'redisJournal',
+      | 'redisJournal'
+      | 'createLimiter',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,
