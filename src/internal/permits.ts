@@ -1,5 +1,13 @@
+import { Fifo } from './fifo.js';
+
 /** A grant callback waiting for a permit; its identity is its ticket. */
 export type Grant = () => void;
+
+/** The waiters of one key: a FIFO, with withdrawn grants skipped when reached (O(1) either way). */
+interface Waiters {
+  readonly queue: Fifo<Grant>;
+  readonly withdrawn: Set<Grant>;
+}
 
 /**
  * A keyed counting semaphore with first-come handoff: at most `max` permits per key are held at once;
@@ -9,8 +17,11 @@ export type Grant = () => void;
  */
 export class Permits {
   private readonly held = new Map<string, number>();
-  /** Waiters per key, in arrival order (a Set keeps insertion order and removes in O(1)). */
-  private readonly waiters = new Map<string, Set<Grant>>();
+  /**
+   * Waiters per key, in arrival order. Not a Set: taking the first of a Set whose front was deleted
+   * walks the deleted entries (measured 4× slower with 100k parked calls).
+   */
+  private readonly waiters = new Map<string, Waiters>();
 
   constructor(readonly max: number) {}
 
@@ -21,7 +32,8 @@ export class Permits {
 
   /** Waiters for `key` now. */
   waiting(key: string): number {
-    return this.waiters.get(key)?.size ?? 0;
+    const waiters = this.waiters.get(key);
+    return waiters === undefined ? 0 : waiters.queue.length - waiters.withdrawn.size;
   }
 
   /** Takes a permit of `key` if one is free and nobody waits for one; true when taken. */
@@ -34,27 +46,28 @@ export class Permits {
 
   /** Queues `grant` for the next permit of `key`; it is called (once) holding that permit. */
   wait(key: string, grant: Grant): void {
-    let queue = this.waiters.get(key);
-    if (queue === undefined) this.waiters.set(key, (queue = new Set()));
-    queue.add(grant);
+    let waiters = this.waiters.get(key);
+    if (waiters === undefined) this.waiters.set(key, (waiters = { queue: new Fifo(), withdrawn: new Set() }));
+    waiters.queue.push(grant);
   }
 
   /** Withdraws a waiter that was not granted yet; false when it was not waiting. */
   withdraw(key: string, grant: Grant): boolean {
-    const queue = this.waiters.get(key);
-    if (queue === undefined || !queue.delete(grant)) return false;
-    if (queue.size === 0) this.waiters.delete(key);
+    const waiters = this.waiters.get(key);
+    if (waiters === undefined || waiters.withdrawn.has(grant)) return false;
+    waiters.withdrawn.add(grant);
+    if (waiters.withdrawn.size === waiters.queue.length) this.waiters.delete(key);
     return true;
   }
 
   /** Returns a permit of `key`: to the oldest waiter, else to the pool of free permits. */
   release(key: string): void {
-    const queue = this.waiters.get(key);
-    if (queue !== undefined) {
-      const [next] = queue;
-      queue.delete(next!);
-      if (queue.size === 0) this.waiters.delete(key);
-      next!(); // the permit passes to it: the count stays
+    const waiters = this.waiters.get(key);
+    if (waiters !== undefined) {
+      let next = waiters.queue.shift()!;
+      while (waiters.withdrawn.delete(next)) next = waiters.queue.shift()!; // some waiter is live: see withdraw
+      if (waiters.queue.length === 0) this.waiters.delete(key);
+      next(); // the permit passes to it: the count stays
       return;
     }
     const held = this.held.get(key) ?? 0;
