@@ -66,7 +66,7 @@ export class Permits {
     if (waiters !== undefined) {
       let next = waiters.queue.shift()!;
       while (waiters.withdrawn.delete(next)) next = waiters.queue.shift()!; // some waiter is live: see withdraw
-      if (waiters.queue.length === 0) this.waiters.delete(key);
+      if (waiters.queue.length === waiters.withdrawn.size) this.waiters.delete(key); // none live is none at all
       next(); // the permit passes to it: the count stays
       return;
     }
