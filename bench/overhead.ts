@@ -38,6 +38,12 @@ const syncBody = ({ x }: Args): number => x; // a sync no-op
 const asyncTool = defineTool({ name: 'noop', description: 'no-op', input, mode: 'parallel', execute: asyncBody });
 const syncTool = defineTool({ name: 'noop', description: 'no-op', input, mode: 'parallel', execute: syncBody });
 const asyncPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY });
+// A limit's cost: at the pool's concurrency (every call takes and returns a permit, none waits) and at
+// half of it (half the calls at any moment are parked on the limit), as a ratio to the plain path.
+const limitedPipeline = (max: number) =>
+  createPipeline({ tools: [defineTool({ name: 'noop', description: 'no-op', input, mode: 'parallel', limit: { max }, execute: asyncBody })], concurrency: CONCURRENCY });
+const limitAtConcurrency = limitedPipeline(CONCURRENCY);
+const limitAtHalf = limitedPipeline(CONCURRENCY / 2);
 const syncPipeline = createPipeline({ tools: [syncTool], concurrency: CONCURRENCY });
 
 const objectCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: { x: i } }));
@@ -114,6 +120,8 @@ const variants: Variant[] = [
       return results;
     },
   },
+  { name: 'pipeline.run, async, limit max 10', baseline: 'pipeline.run, async body', run: () => limitAtConcurrency.run(objectCalls) },
+  { name: 'pipeline.run, async, limit max 5', baseline: 'pipeline.run, async body', run: () => limitAtHalf.run(objectCalls) },
   { name: 'pipeline.run, sync body', baseline: 'baseline p-limit, sync body', run: () => syncPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, JSON args', baseline: 'baseline p-limit, async, JSON args', run: () => asyncPipeline.run(jsonCalls) },
 ];

@@ -3,6 +3,9 @@ import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
 import { ConfigError } from './errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 import type { JsonValue } from './observe/events.js';
+import type { Limiter } from './schedule/limiter.js';
+import { scheduleFacts, type ScheduleFacts } from './schedule/scheduleFacts.js';
+import type { LimitOptions } from './schedule/types.js';
 
 /**
  * How a tool may overlap with others.
@@ -117,6 +120,15 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * @default false
    */
   readonly idempotent?: boolean;
+  /**
+   * At most this many bodies of the tool at once (or per `key(args)` value), across every turn of every
+   * pipeline that runs it; a shared {@link Limiter} caps several tools together. A call waiting for
+   * its limit holds no pool slot and does not hold up the parallel calls behind it (an exclusive call
+   * still waits for every earlier call, limited or not, and nothing passes it). The wait is queue time,
+   * never the body's timeout. See `createLimiter`.
+   * @default no limit beyond the pipeline's `concurrency`
+   */
+  readonly limit?: Limiter | LimitOptions<SchemaOutput<Input>>;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
   /**
@@ -133,7 +145,8 @@ type Render<Output> = { render(value: Output): string }['render'];
 
 /** A validated, frozen tool, ready for a pipeline. Build one with {@link defineTool}. */
 export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
-  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render'>> {
+  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render' | keyof ScheduleFacts>>,
+    ScheduleFacts<SchemaOutput<Input>> {
   readonly timeoutMs: number | undefined;
   readonly onError: OnError | undefined;
   readonly render: Render<Output> | undefined;
@@ -173,18 +186,21 @@ export function defineTool<Input extends $ZodType, Output>(
   const { execute, render } = definition;
   if (typeof execute !== 'function') throw new ConfigError('defineTool', 'execute', 'a function', execute);
   if (render !== undefined && typeof render !== 'function') throw new ConfigError('defineTool', 'render', 'a function (value) => string', render);
-  return Object.freeze({ ...facts, execute, render });
+  return Object.freeze({ ...facts, ...scheduleFacts('defineTool', definition), execute, render });
 }
 
 /** What a tool is, without its body: everything {@link defineTool} checks but `execute` and `render`. */
-export type ToolFacts<Input extends $ZodType = $ZodType> = Omit<Tool<Input>, 'execute' | 'render'>;
+export type ToolFacts<Input extends $ZodType = $ZodType> = Omit<Tool<Input>, 'execute' | 'render' | keyof ScheduleFacts>;
 
 /**
  * Checks a tool's facts (name, description, schema, mode, timeout, onError, idempotent) and fills in
  * their defaults. Shared by `defineTool` and `toolContract`, so a contract and a tool agree on what is valid.
  * @throws {ConfigError} naming `where` and the field
  */
-export function toolFacts<Input extends $ZodType>(where: ConfigError['where'], definition: Omit<ToolDefinition<Input>, 'execute' | 'render'>): ToolFacts<Input> {
+export function toolFacts<Input extends $ZodType>(
+  where: ConfigError['where'],
+  definition: Omit<ToolDefinition<Input>, 'execute' | 'render' | keyof ScheduleFacts>,
+): ToolFacts<Input> {
   const fail = (option: string, expected: string, received: unknown): never => {
     throw new ConfigError(where, option, expected, received);
   };

@@ -46,7 +46,8 @@ export class ConfigError extends TypeError {
       | 'createToolWorker'
       | 'setFleetLimits'
       | 'redisJournal'
-      | 'renderTimeline',
+      | 'renderTimeline'
+      | 'createLimiter',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,

@@ -7,6 +7,12 @@ export type { PipelineOptions, RetentionBudget } from './options.js';
 export { defineTool } from './defineTool.js';
 export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './defineTool.js';
 export { implementTool, isToolContract, toolContract } from './toolContract.js';
+
+// Scheduling (limits)
+export { createLimiter } from './schedule/limiter.js';
+export type { Limiter, LimiterOptions } from './schedule/limiter.js';
+export type { LimitOptions, ResolvedLimit } from './schedule/types.js';
+export type { ScheduleFacts } from './schedule/scheduleFacts.js';
 export type { ToolContract, ToolContractDefinition } from './toolContract.js';
 
 // Calls and results

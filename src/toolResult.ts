@@ -31,7 +31,7 @@ export interface ToolTiming {
     readonly intake: number;
     /** Pre-execute policies, the guard and approval. */
     readonly policy: number;
-    /** Waiting for a slot in the pool (behind barriers and the concurrency limit). */
+    /** Waiting to start: for a slot in the pool (behind barriers and the concurrency limit) and for the tool's `limit`. */
     readonly queue: number;
     /** The body, from start to outcome. */
     readonly execute: number;

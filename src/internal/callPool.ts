@@ -9,6 +9,7 @@ import { BodyRun } from './bodyRun.js';
 import { BodySuspended } from './bodySuspended.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
+import { LimitWaits } from './limitWaits.js';
 import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
@@ -38,6 +39,10 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
  *    cancels the rest of its turn (unless `onError` says otherwise), never the calls before it.
  * 8. In a program's batch (`settings.programBatch`) nothing but the run signal cancels the rest, and
  *    completion also waits for every slot to be released (bodies settled, or abandoned after the grace).
+ * 8a. A call of a tool with a `limit` takes a permit before it starts (see `LimitWaits`): a parallel one
+ *    whose limit is full leaves the queue (holding no slot, blocking nobody) and starts, ahead of the
+ *    queue, once granted and a slot is free; an exclusive one waits at the head. An exclusive head also
+ *    waits for every parked call, so barriers keep their meaning.
  * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
  *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
  *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
@@ -72,6 +77,8 @@ export class CallPool implements BodySink {
   private everyoneWaits: CallRecord | undefined = undefined;
   /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
   private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
+  /** Calls waiting for, or holding, a permit of their tool's limit. */
+  private readonly limits = new LimitWaits(() => this.pump());
   /** `pump` is on the stack. */
   private pumping = false;
   /** The output completed, errored or was unsubscribed. */
@@ -124,7 +131,7 @@ export class CallPool implements BodySink {
   }
 
   resolveBody(record: CallRecord, value: unknown, streamed: boolean): void {
-    if (record.run!.done || this.closed) return;
+    if (record.run!.done || this.closed) return this.settledLate(record);
     this.release(record);
     if (record.status === undefined) {
       record.endedAt = performance.now();
@@ -137,7 +144,7 @@ export class CallPool implements BodySink {
   }
 
   rejectBody(record: CallRecord, error: unknown, partial: readonly unknown[] | undefined): void {
-    if (record.run!.done || this.closed) return;
+    if (record.run!.done || this.closed) return this.settledLate(record);
     this.release(record);
     if (record.status === undefined) {
       record.endedAt = performance.now();
@@ -147,6 +154,13 @@ export class CallPool implements BodySink {
       this.failed(record);
     }
     this.pump();
+  }
+
+  /** A body settled after its slot was freed or the pool closed: a permit it still holds is free now. */
+  private settledLate(record: CallRecord): void {
+    if (!this.closed || record.tool!.limit === undefined) return;
+    record.run!.clearTimer();
+    this.limits.release(record);
   }
 
   /**
@@ -203,7 +217,12 @@ export class CallPool implements BodySink {
       else this.holdForGrace(record); // other turns go on: the slot is freed at most abortGraceMs from now
     }
     const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
+    for (const record of this.limits.removeWhere(reached)) {
+      record.cancel(cancellation);
+      cancelled.push(record);
+    }
     for (const record of queued) {
+      this.limits.forget(record); // an exclusive head waiting for its limit: it held nothing else
       if (record.status === undefined) record.cancel(cancellation); // an outcome_unknown keeps its outcome
       cancelled.push(record);
     }
@@ -234,12 +253,21 @@ export class CallPool implements BodySink {
     this.closed = true;
     this.signal?.removeEventListener('abort', this.onAbort);
     const reason = this.running.size > 0 ? new DOMException('the subscription ended', 'AbortError') : undefined;
-    for (const { run } of this.running) {
-      run!.clearTimer();
-      run!.abort(reason); // a no-op for bodies already aborted (and stopped) by a timeout or cancel
+    const lingering = new Set<CallRecord>();
+    for (const record of this.running) {
+      const run = record.run!;
+      run.clearTimer();
+      // A no-op for bodies already aborted (and stopped) by a timeout or cancel.
+      if (!run.abort(reason) && record.tool!.limit !== undefined && !run.done) lingering.add(record);
     }
     this.running.clear();
     this.queue.clear();
+    this.limits.clear(lingering);
+    // Their limit's permits are returned when they settle (see resolveBody), or when the grace is over.
+    const grace = this.settings.abortGraceMs;
+    for (const record of lingering) {
+      if (grace !== Infinity) record.run!.timer = this.settings.scheduler.schedule(() => this.limits.release(record), grace);
+    }
   }
 
   private pump(): void {
@@ -247,13 +275,30 @@ export class CallPool implements BodySink {
     this.pumping = true;
     try {
       const { queue, running, settings } = this;
-      while (!this.closed && this.cancellation === undefined && queue.length > 0) {
-        const head = queue.peek()!;
+      const { limits } = this;
+      while (!this.closed && this.cancellation === undefined) {
+        // Parked calls granted their permit came before the queue: they start first.
+        if (limits.granted.length > 0) {
+          if (this.exclusiveRunning || running.size >= settings.concurrency) break;
+          this.start(limits.granted.shift()!, false);
+          continue;
+        }
+        const head = queue.peek();
+        if (head === undefined) break;
         const exclusive = head.tool!.mode === 'exclusive';
-        if (exclusive ? running.size > 0 : this.exclusiveRunning || running.size >= settings.concurrency) break;
+        if (exclusive ? running.size > 0 || limits.blocksExclusive : this.exclusiveRunning || running.size >= settings.concurrency) break;
         // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
         // nothing runs (then starting is the only way forward).
         if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
+        if (head.tool!.limit !== undefined && head.status === undefined) {
+          const acquired = limits.acquire(head, exclusive);
+          if (acquired === 'waiting') break; // an exclusive head: nothing passes it
+          if (acquired !== 'held') {
+            queue.shift();
+            if (acquired !== 'parked') this.limitKeyFailed(head, acquired.keyError);
+            continue;
+          }
+        }
         queue.shift();
         if (head.status === undefined) this.start(head, exclusive);
         else this.failed(head); // outcome_unknown, at its turn: as a failure of its mode (see next)
@@ -261,6 +306,12 @@ export class CallPool implements BodySink {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** A call whose limit key could not be computed: it fails without running, as a body failure would. */
+  private limitKeyFailed(record: CallRecord, why: string): void {
+    record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" could not start: ${why}.`, cause: undefined });
+    this.failed(record);
   }
 
   private start(record: CallRecord, exclusive: boolean): void {
@@ -403,6 +454,7 @@ export class CallPool implements BodySink {
     run.clearTimer();
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
+    if (record.tool!.limit !== undefined) this.limits.release(record); // last: the permit may start a waiter at once
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 

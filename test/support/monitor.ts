@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Approver, type PrePolicy, type ToolContext } from '../../src/index.js';
+import { defineTool, type AnyTool, type Approver, type Limiter, type PrePolicy, type ToolContext } from '../../src/index.js';
 
 /** Watches tool bodies: who runs, overlaps, starts, and which signals aborted. */
 export class BodyMonitor {
@@ -29,6 +29,25 @@ export class BodyMonitor {
     this.running.delete(key);
     if (exclusive) this.exclusiveRunning = false;
   }
+}
+
+/** Counts the bodies of a group of tools running at once (in any pipeline): what a shared limit caps. */
+export class GroupMonitor {
+  running = 0;
+  max = 0;
+  enter(): void {
+    this.max = Math.max(this.max, ++this.running);
+  }
+  exit(): void {
+    this.running--;
+  }
+}
+
+/** Scheduling options for `monitoredTools`: a limiter per tool name, watched by a group monitor. */
+export interface MonitoredLimits {
+  readonly limiter: Limiter;
+  readonly tools: readonly ('par' | 'ex' | 'slow')[];
+  readonly group: GroupMonitor;
 }
 
 /** Timers at least this long never fire under `schedulerTimers`. */
@@ -109,7 +128,7 @@ export function gateApprover(s: fc.Scheduler, asked: string[]): Approver {
  * Tools `par` (parallel), `ex` (exclusive) and `slow` (parallel, with a timeout that fires whenever
  * the scheduler decides). Each body awaits `steps` scheduler ticks, honouring its signal at each.
  */
-export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor): AnyTool[] {
+export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor, limits?: MonitoredLimits): AnyTool[] {
   const tick = (signal: AbortSignal, label: string) =>
     new Promise<void>((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
@@ -121,11 +140,16 @@ export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor): AnyTool[]
       });
     });
 
-  const body = (exclusive: boolean) => (args: z.output<typeof callSpec>, ctx: ToolContext) => {
+  const body = (exclusive: boolean, group?: GroupMonitor) => (args: z.output<typeof callSpec>, ctx: ToolContext) => {
     const { key, steps, outcome } = args;
     monitor.enter(key, exclusive, ctx);
-    if (outcome === 'sync' || outcome === 'syncThrow') {
+    group?.enter();
+    const leave = () => {
+      group?.exit();
       monitor.exit(key, exclusive);
+    };
+    if (outcome === 'sync' || outcome === 'syncThrow') {
+      leave();
       if (outcome === 'syncThrow') throw new Error(`${key} threw`);
       return key;
     }
@@ -137,7 +161,7 @@ export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor): AnyTool[]
             yield `${key}:${i}`;
           }
         } finally {
-          monitor.exit(key, exclusive);
+          leave();
         }
       })();
     }
@@ -148,13 +172,21 @@ export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor): AnyTool[]
         if (outcome === 'throw') throw new Error(`${key} failed`);
         return key;
       } finally {
-        monitor.exit(key, exclusive);
+        leave();
       }
     })();
   };
 
   const tool = (name: string, mode: 'parallel' | 'exclusive', timeoutMs?: number) =>
-    defineTool({ name, description: name, input: callSpec, mode, ...(timeoutMs ? { timeoutMs } : {}), execute: body(mode === 'exclusive') });
+    defineTool({
+      name,
+      description: name,
+      input: callSpec,
+      mode,
+      ...(timeoutMs ? { timeoutMs } : {}),
+      ...(limits?.tools.includes(name as 'par') ? { limit: limits.limiter } : {}),
+      execute: body(mode === 'exclusive', limits?.tools.includes(name as 'par') ? limits.group : undefined),
+    });
   return [tool('par', 'parallel'), tool('ex', 'exclusive'), tool('slow', 'parallel', 5)];
 }
 

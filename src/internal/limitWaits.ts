@@ -1,0 +1,135 @@
+import { describeError } from './describe.js';
+import type { CallRecord } from './callRecord.js';
+import { Fifo } from './fifo.js';
+import type { Grant, Permits } from './permits.js';
+import { limiterPermits } from '../schedule/limiter.js';
+
+/** A permit a call waits for or holds. */
+interface Hold {
+  readonly permits: Permits;
+  readonly key: string;
+  readonly grant: Grant;
+}
+
+/** What `LimitWaits.acquire` found: start the call, or it waits (parked out of the queue, or at its head). */
+export type Acquired = 'held' | 'parked' | 'waiting' | { readonly keyError: string };
+
+/**
+ * The pool's side of tool limits (`limit`): which calls wait for a permit and which hold one.
+ *
+ * - A parallel call at the head of the queue whose limit is full is *parked*: taken out of the queue
+ *   so the calls behind it may start, holding no slot. When its permit is granted it joins `granted`,
+ *   which the pool starts before the queue (those calls came first) as soon as a slot is free.
+ * - An exclusive call at the head whose limit is full *waits* there: it already waited for every
+ *   earlier call (parked ones included, see `blocksExclusive`), and nothing may pass it.
+ * - A permit is held from the grant until the pool releases the call's slot (or the call is cancelled
+ *   before it started), and returned then: to the limiter's oldest waiter, in whichever pipeline.
+ *
+ * Permits are only ever held by running calls or by granted calls about to take a free slot, and the
+ * calls a permit waiter waits for never wait for it, so no mix of limits, barriers and pipelines
+ * deadlocks.
+ */
+export class LimitWaits {
+  /** Calls waiting for a permit: parked parallel calls and at most one exclusive call at the queue head. */
+  private readonly waiting = new Map<CallRecord, Hold>();
+  /** Parked calls waiting now (so excluding the exclusive head). */
+  private parked = 0;
+  /** Calls holding a permit (granted or running). */
+  private readonly holding = new Map<CallRecord, Hold>();
+  /** Parked calls that got their permit, in grant order: they start when a slot is free. */
+  readonly granted = new Fifo<CallRecord>();
+
+  constructor(
+    /** Called after a grant: the pool may start the call now. */
+    private readonly onGrant: () => void,
+  ) {}
+
+  /** Parked calls came before the queue's head: an exclusive head must wait for them too. */
+  get blocksExclusive(): boolean {
+    return this.parked > 0 || this.granted.length > 0;
+  }
+
+  /** Takes `record`'s permit for the queue head if free; else it waits (parked unless `exclusive`). */
+  acquire(record: CallRecord, exclusive: boolean): Acquired {
+    if (this.holding.has(record)) return 'held';
+    if (this.waiting.has(record)) return 'waiting';
+    const { limiter, key: keyOf } = record.tool!.limit!;
+    let key = '';
+    if (keyOf !== undefined) {
+      try {
+        key = keyOf(record.args);
+      } catch (error) {
+        return { keyError: `its limit key threw: ${describeError(error)}` };
+      }
+      if (typeof key !== 'string') return { keyError: `its limit key returned ${typeof key}, not a string` };
+    }
+    const permits = limiterPermits(limiter);
+    if (permits.tryAcquire(key)) {
+      this.holding.set(record, { permits, key, grant: noop });
+      return 'held';
+    }
+    const hold: Hold = { permits, key, grant: () => this.granted_(record, hold, exclusive) };
+    this.waiting.set(record, hold);
+    if (!exclusive) this.parked++;
+    permits.wait(key, hold.grant);
+    return exclusive ? 'waiting' : 'parked';
+  }
+
+  private granted_(record: CallRecord, hold: Hold, exclusive: boolean): void {
+    this.waiting.delete(record);
+    this.holding.set(record, hold);
+    if (!exclusive) {
+      this.parked--;
+      this.granted.push(record);
+    }
+    this.onGrant();
+  }
+
+  /** The call's slot is free (or it is cancelled before it started): return its permit, if it holds one. */
+  release(record: CallRecord): void {
+    const hold = this.holding.get(record);
+    if (hold === undefined) return;
+    this.holding.delete(record);
+    hold.permits.release(hold.key);
+  }
+
+  /**
+   * The call ends before it started (a queue head cancelled while it waits): withdraw its wait, or
+   * return the permit it was granted.
+   */
+  forget(record: CallRecord): void {
+    const hold = this.waiting.get(record);
+    if (hold === undefined) return this.release(record);
+    this.waiting.delete(record);
+    hold.permits.withdraw(hold.key, hold.grant);
+  }
+
+  /** Removes the parked and granted calls `picked` chooses (to be cancelled), freeing what they hold. */
+  removeWhere(picked: (record: CallRecord) => boolean): CallRecord[] {
+    const removed = this.granted.removeWhere(picked);
+    for (const record of removed) this.release(record);
+    for (const [record, hold] of this.waiting) {
+      if (record.tool!.mode === 'exclusive' || !picked(record)) continue; // the exclusive one waits in the queue
+      this.waiting.delete(record);
+      this.parked--;
+      hold.permits.withdraw(hold.key, hold.grant);
+      removed.push(record);
+    }
+    return removed.sort((a, b) => a.index - b.index);
+  }
+
+  /**
+   * Teardown: withdraw every wait and return every permit but those of `lingering` bodies (aborted,
+   * not yet settled), which the pool returns when they settle or their grace is over: a body of a
+   * shared limiter never overlaps a body started in another pipeline beyond `max`.
+   */
+  clear(lingering: ReadonlySet<CallRecord>): void {
+    for (const [, hold] of this.waiting) hold.permits.withdraw(hold.key, hold.grant);
+    this.waiting.clear();
+    this.parked = 0;
+    this.granted.clear();
+    for (const record of [...this.holding.keys()]) if (!lingering.has(record)) this.release(record);
+  }
+}
+
+const noop = (): void => undefined;

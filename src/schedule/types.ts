@@ -1,0 +1,46 @@
+import type { Limiter } from './limiter.js';
+
+/**
+ * A tool's `limit`: at most `max` of its bodies at once — or, with `key`, at most `max` per value of
+ * `key(args)` (one per repository, two per host) — across every turn of every pipeline that runs the
+ * tool. Pass a shared {@link Limiter} instead to cap several tools together.
+ *
+ * @typeParam Args - the tool's parsed arguments.
+ *
+ * @example
+ * ```ts
+ * const clone = defineTool({
+ *   name: 'git_clone',
+ *   description: 'Clone a repository',
+ *   input: z.object({ url: z.url() }),
+ *   mode: 'parallel',
+ *   limit: { max: 1, key: ({ url }) => new URL(url).host }, // one clone per host at a time
+ *   execute,
+ * });
+ * ```
+ */
+export interface LimitOptions<Args = unknown> {
+  /** Bodies at once (per key): an integer of at least 1. */
+  readonly max: number;
+  /**
+   * The key a call is limited under, from its parsed arguments; calls of different keys do not wait
+   * for each other. A throw or a non-string fails the call (`tool_error`) without running it.
+   * @default one key for every call of the tool
+   */
+  readonly key?: (args: Args) => string;
+}
+
+/**
+ * A tool's limit as a pipeline applies it (`tool.limit`): the limiter the bodies take permits of, and
+ * the key function (undefined: every call under the key `''`).
+ *
+ * @example
+ * ```ts
+ * const tool = defineTool({ ...definition, limit: { max: 2 } });
+ * tool.limit?.limiter.active(); // bodies of the tool running now
+ * ```
+ */
+export interface ResolvedLimit<Args = unknown> {
+  readonly limiter: Limiter;
+  readonly key: ((args: Args) => string) | undefined;
+}
