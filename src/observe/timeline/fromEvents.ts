@@ -1,5 +1,5 @@
 import type { PipelineEvent } from '../events.js';
-import type { TimelineCall, TimelineSpan, TimelineWait } from './model.js';
+import { callIdentity, type TimelineCall, type TimelineSpan, type TimelineWait } from './model.js';
 
 /**
  * The timeline's model of each call, from the lifecycle events of one run (`pipeline.events()`), which
@@ -41,14 +41,8 @@ export function callsFromEvents(events: readonly PipelineEvent[], exclusive: Rea
       }
       attempts.push({ from, to: Math.max(from, result.timing.endedAt ?? finishedAt) });
     }
-    const timeout = result.status === 'error' && result.error.code === 'timeout';
     calls.push({
-      id: result.id,
-      name: result.name,
-      index: result.index,
-      status: timeout ? 'timeout' : result.status,
-      code: result.error?.code,
-      exclusive: exclusive.has(result.name),
+      ...callIdentity(result, exclusive),
       receivedAt,
       waits,
       attempts,

@@ -1,5 +1,5 @@
 import type { ToolResult } from '../../toolResult.js';
-import type { TimelineCall, TimelineSpan, TimelineWait } from './model.js';
+import { callIdentity, type TimelineCall, type TimelineSpan, type TimelineWait } from './model.js';
 
 /**
  * The timeline's model of each result. `exclusive` names the tools that are barriers. The commit time
@@ -30,14 +30,8 @@ export function callsFromResults(results: readonly ToolResult[], exclusive: Read
       if (durations.queue > 0) waits.push({ kind: 'queue', from: timing.startedAt - durations.queue, to: timing.startedAt });
       attempts.push({ from: timing.startedAt, to: timing.endedAt ?? timing.startedAt });
     }
-    const timeout = result.status === 'error' && result.error.code === 'timeout';
     return {
-      id: result.id,
-      name: result.name,
-      index: result.index,
-      status: timeout ? 'timeout' : result.status,
-      code: result.error?.code,
-      exclusive: exclusive.has(result.name),
+      ...callIdentity(result, exclusive),
       receivedAt: timing.receivedAt,
       waits,
       attempts,

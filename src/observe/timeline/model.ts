@@ -1,3 +1,5 @@
+import type { ToolResult } from '../../toolResult.js';
+
 /**
  * What the timeline draws, independent of where the facts came from. Today `renderTimeline` fills it
  * from results (`callsFromResults`); the lifecycle events of issue 14 map onto it one to one, so a
@@ -52,4 +54,17 @@ export interface TimelineCall {
   readonly finishedAt: number;
   /** The result was given out in model order. */
   readonly committedAt: number;
+}
+
+/** What the timeline knows of a call from its result alone: who it is and how it ended. */
+export function callIdentity(result: ToolResult, exclusive: ReadonlySet<string>): Pick<TimelineCall, 'id' | 'name' | 'index' | 'status' | 'code' | 'exclusive'> {
+  const timeout = result.status === 'error' && result.error.code === 'timeout';
+  return {
+    id: result.id,
+    name: result.name,
+    index: result.index,
+    status: timeout ? 'timeout' : result.status,
+    code: result.error?.code,
+    exclusive: exclusive.has(result.name),
+  };
 }
