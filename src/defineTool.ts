@@ -64,8 +64,8 @@ export interface ToolContext {
    * a UI shows it live. Cheap and safe to call anywhere: it does nothing when nobody watches the run's
    * events, or once the call's result is decided. Bounded by the pipeline's `progress` budget (a value
    * too long is cut, reports past the count are dropped). The value is copied as JSON when reported; one
-   * JSON cannot hold is reported as a note instead. Not carried from remote tools (`toolstream/bullmq`)
-   * yet: there it does nothing.
+   * JSON cannot hold is reported as a note instead. In a remote tool's body (`toolstream/bullmq`) each
+   * report travels back to the agent's call, in order, before its result.
    *
    * @example
    * ```ts

@@ -22,9 +22,14 @@ export class FleetKeys {
     return `${this.base}:cancelled:${jobId}`;
   }
 
-  /** The channel a worker tells the agents on that a job's stream has new items (the message: its id). */
+  /** The channel a worker tells the agents on that a job's stream has new items (the message: its id), or new progress (`p:<id>`). */
   get itemsChannel(): string {
     return `${this.base}:items`;
+  }
+
+  /** The Redis stream of a job's progress reports (`ctx.progress` on the worker), kept as long as the job. */
+  progress(jobId: string): string {
+    return `${this.base}:progress:${jobId}`;
   }
 
   /** The Redis stream of a job's output items, in order, kept as long as the job. */

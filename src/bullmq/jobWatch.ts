@@ -1,3 +1,5 @@
+import type { ProgressRelay } from './remoteProgress.js';
+
 /** How a job ended, as the agent learns it (from an event or from job state). */
 export type JobOutcome =
   | { readonly kind: 'completed'; readonly returnvalue: unknown }
@@ -13,6 +15,8 @@ export class JobWatch {
   /** `queue.add` returned: from now on, a job missing from Redis is gone, not yet to come. */
   added = false;
   outcome: JobOutcome | undefined = undefined;
+  /** Where the job's progress reports go, once the call that waits for it listens. */
+  progress: ProgressRelay | undefined = undefined;
   readonly settled: Promise<JobOutcome>;
   #resolve!: (outcome: JobOutcome) => void;
   /** Woken on the next change (items or outcome). */

@@ -92,6 +92,11 @@ export class QueueWatcher {
     this.#watches.get(id)?.changed();
   }
 
+  /** The job reported progress (a worker said so). */
+  progressAdded(id: string): void {
+    this.#watches.get(id)?.progress?.wake();
+  }
+
   /**
    * Cancels the job: removes it if it still waits (it then never runs, and its watch settles as gone);
    * otherwise — it is active — marks it cancelled and tells the workers, and the one running it aborts

@@ -12,6 +12,7 @@ import { durableJobId, signPayload } from './jobPayload.js';
 import type { JobOutcome, JobWatch } from './jobWatch.js';
 import { QueueWatcher } from './queueWatcher.js';
 import { readItems } from './remoteItems.js';
+import { ProgressRelay, progressNoticeOf } from './remoteProgress.js';
 import { readFailure, RemoteToolError } from './remoteToolError.js';
 import type { JobReturn } from './toolWorker.js';
 
@@ -58,7 +59,8 @@ const DEFAULT_KEEP_JOBS_MS = 24 * 60 * 60 * 1000;
  *    worker's text). A non-idempotent job whose worker died mid-body is `outcome_unknown`; an idempotent
  *    one runs again on another worker.
  * 3. A body that streams on the worker streams here: items arrive in order while it runs
- *    (`streamed: true`), none lost or duplicated.
+ *    (`streamed: true`), none lost or duplicated. Its `ctx.progress` reports are passed to this call's
+ *    `ctx.progress` (so to the pipeline's events) in order as they come, and all of them before the result.
  * 4. Cancellation (cancel-rest, the run's signal, unsubscribe, timeouts) answers the call `cancelled`
  *    at once, as for any tool; then the job is removed if it still waits, or its worker aborts the
  *    body's signal. A body that ignores it keeps the slot at most the pipeline's `abortGraceMs`.
@@ -134,6 +136,7 @@ class AgentFleet {
     const unsigned = { v: 1 as const, tool: contract.name, args, callId: ctx.callId, turn: ctx.turn ?? null, index: ctx.index, deadline, keepMs: this.keepJobsMs };
     const data = signPayload(this.secret, unsigned, { jobId, prefix: this.prefix, queue });
     const watch = watcher.watch(jobId);
+    const progress = (watch.progress = new ProgressRelay(this.#commands!, watcher.keys.progress(jobId), (value) => ctx.progress(value)));
     const keep = { age: Math.ceil(this.keepJobsMs / 1000) };
     const added = watcher.queue.add(contract.name, data, { jobId, attempts: 1, removeOnComplete: keep, removeOnFail: keep });
     const { signal } = ctx;
@@ -150,14 +153,16 @@ class AgentFleet {
     if (durable?.resumed === true) void watcher.reconcile([watch]); // it may have finished while no one watched
     await Promise.race([watch.settled, watch.nextChange()]);
     if (watch.outcome === undefined || isStream(watch.outcome)) {
-      return streamHandoff(this.#streamed(watcher, watch, signal));
+      return streamHandoff(this.#streamed(watcher, watch, signal, progress));
     }
+    await progress.drain(); // every report the worker sent, before the result
     return valueOf(watch.outcome, jobId);
   }
 
-  async *#streamed(watcher: QueueWatcher, watch: JobWatch, signal: AbortSignal): AsyncGenerator<unknown, void, undefined> {
+  async *#streamed(watcher: QueueWatcher, watch: JobWatch, signal: AbortSignal, progress: ProgressRelay): AsyncGenerator<unknown, void, undefined> {
     yield* readItems(this.#commands!, watcher.keys.items(watch.id), watch, signal);
     const outcome = await watch.settled;
+    await progress.drain();
     if (!isStream(outcome)) valueOf(outcome, watch.id); // throws the job's failure after its partial items
   }
 
@@ -186,7 +191,12 @@ class AgentFleet {
   #openSubscriber(): Redis {
     const subscriber = openRedis(this.connection);
     subscriber.on('message', (channel: string, jobId: string) => {
-      for (const watcher of this.#watchers.values()) if (watcher.keys.itemsChannel === channel) watcher.itemsAdded(jobId);
+      const progressOf = progressNoticeOf(jobId);
+      for (const watcher of this.#watchers.values()) {
+        if (watcher.keys.itemsChannel !== channel) continue;
+        if (progressOf === undefined) watcher.itemsAdded(jobId);
+        else watcher.progressAdded(progressOf);
+      }
     });
     return subscriber;
   }

@@ -8,6 +8,7 @@ import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze } from '../internal/snapshot.js';
 import { isCount, isPositiveDuration } from '../internal/validate.js';
 import { CancelNotices } from './cancelNotices.js';
+import { ProgressSender } from './remoteProgress.js';
 import { FleetKeys } from './fleetKeys.js';
 import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
 import { refusal, type JobPayload } from './jobPayload.js';
@@ -67,7 +68,7 @@ const WRITES_IN_FLIGHT = 64;
  *    deadline. `cancelRest()` is a no-op: the
  *    turn lives in the agent.
  * 4. Its value goes back raw; a stream (Observable or AsyncIterable) goes back item by item while the
- *    body runs.
+ *    body runs, and so do its `ctx.progress` reports (at most 1,000 a job; the agent's budget applies).
  * 5. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
  *    tool's job runs again on another worker, any other fails as `outcome_unknown` and never runs twice.
  *    BullMQ renews the lock while a body runs, so bodies may take hours — but a body must not block the
@@ -186,13 +187,17 @@ class JobRunner {
     }
     const body = new BodySignal(jobSignal, deadline);
     const done = this.notices.running(jobId);
+    // The body's progress travels to the agent's ctx.progress (and so to its events); every report is in
+    // Redis before the job ends, so the agent's last read finds it.
+    const progress = new ProgressSender(this.commands, this.keys.progress(jobId), this.keys.itemsChannel, jobId, payload.keepMs);
     try {
-      // Progress is not carried back to the caller's events yet (issue 14 leaves it for later): a no-op here.
-      const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, cancelRest: () => undefined, progress: () => undefined };
+      const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, cancelRest: () => undefined, progress: progress.report };
       const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
-      if (isStreamOutput(output)) return { k: 's', n: await this.#stream(jobId, output, payload.keepMs, body.signal) };
-      return { k: 'v', value: await output };
+      const outcome: JobReturn = isStreamOutput(output) ? { k: 's', n: await this.#stream(jobId, output, payload.keepMs, body.signal) } : { k: 'v', value: await output };
+      await progress.flushed();
+      return outcome;
     } catch (error) {
+      await progress.flushed();
       const code: WorkerFailureCode = body.signal.aborted ? (body.timedOut ? 'timeout' : 'cancelled') : 'tool_failed';
       throw new Error(failureReason(code, describeError(error)));
     } finally {

@@ -48,3 +48,11 @@ export const stepIdempotent = toolContract({
   mode: 'parallel',
   idempotent: true,
 });
+
+/** Reports `steps` progress values `gapMs` apart (then throws when `fail`): progress over the fleet. */
+export const progressing = toolContract({
+  name: 'progressing',
+  description: 'Report progress',
+  input: z.object({ steps: z.int().nonnegative(), gapMs: z.int().nonnegative(), fail: z.boolean().optional() }),
+  mode: 'parallel',
+});

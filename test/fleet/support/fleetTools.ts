@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { implementTool, type AnyTool, type ToolContext } from '../../../src/index.js';
-import { barrier, echo, fails, items, sleep, sleepIdempotent, step, stepAlone, stepIdempotent, strictOnWorker, stubborn } from './contracts.js';
+import { barrier, echo, fails, items, progressing, sleep, sleepIdempotent, step, stepAlone, stepIdempotent, strictOnWorker, stubborn } from './contracts.js';
 
 /** One line of a worker's log: what a body did, when (epoch ms, sub-millisecond, comparable across processes). */
 export interface WorkerEvent {
@@ -65,6 +65,14 @@ export function fleetTools(logDir: string): AnyTool[] {
         yield i;
       }
       log('end', 'items', ctx);
+    }),
+    implementTool(progressing, async ({ steps, gapMs, fail = false }, ctx) => {
+      for (let i = 1; i <= steps; i++) {
+        ctx.progress({ done: i, total: steps });
+        await delay(gapMs, undefined, { signal: ctx.signal });
+      }
+      if (fail) throw new Error(`failed after ${steps} steps`);
+      return 'all done';
     }),
     implementTool(fails, ({ message }) => {
       throw new Error(message);
