@@ -1,5 +1,6 @@
 import type { ToolContext } from '../defineTool.js';
 import type { JsonValue } from '../observe/events.js';
+import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from './callRecord.js';
 import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from './durableProgram.js';
 import { DURABLE_CALL, durableCallOfRecord, type DurableCall } from './reattach.js';
@@ -16,14 +17,17 @@ export interface CancelRestTarget {
 export class ExecutionContext implements ToolContext {
   readonly #pool: CancelRestTarget;
   readonly #record: CallRecord;
+  /** The attempt this context was made for: a retry gets a new context, with a fresh signal. */
+  readonly #run: BodyRun;
 
   constructor(pool: CancelRestTarget, record: CallRecord) {
     this.#pool = pool;
     this.#record = record;
+    this.#run = record.run!;
   }
 
   get signal(): AbortSignal {
-    return this.#record.run!.signal();
+    return this.#run.signal();
   }
 
   get callId(): string {
@@ -57,6 +61,6 @@ export class ExecutionContext implements ToolContext {
     // Once its result is decided (settled, timed out, cancelled) the call is over: it no longer speaks
     // for the batch, even while its body winds down.
     const record = this.#record;
-    if (record.status === undefined && !record.run!.done) this.#pool.cancelRest('cancel_requested', record);
+    if (record.status === undefined && !this.#run.done && record.run === this.#run) this.#pool.cancelRest('cancel_requested', record);
   }
 }
