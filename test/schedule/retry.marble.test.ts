@@ -2,7 +2,7 @@ import { defer, map, mergeMap, NEVER, throwError, timer, type Observable } from 
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, createPipeline, defineTool, toolContract, implementTool, type PipelineOptions, type RetryBackoff, type RetryOptions, type ToolCall, type ToolResult } from '../../src/index.js';
+import { ConfigError, createPipeline, renderTimeline, defineTool, toolContract, implementTool, type PipelineOptions, type RetryBackoff, type RetryOptions, type ToolCall, type ToolResult } from '../../src/index.js';
 
 // A body's attempts follow its `plan`: 'ok:N' succeeds after N frames, 'fail:N' errors after N frames,
 // 'hang' never settles (its signal is watched). `starts` records [key, attempt, frame].
@@ -62,6 +62,8 @@ describe('retry (virtual time)', () => {
     const [result] = results;
     expect(result!.status === 'ok' && result!.value).toEqual(['a#3']);
     const failedAttempts = result!.trace.filter((e) => e.stage === 'execute');
+    // From results the timeline has one span for the body; its title says how many attempts it was.
+    expect(renderTimeline(results)).toMatch(/<title>a fetch: ok, [^<]*\(3 attempts\); result #0/);
     expect(failedAttempts).toEqual([
       { stage: 'execute', event: 'attempt_failed', attempt: 1, delayMs: 2, error: expect.objectContaining({ code: 'tool_error', message: 'Tool "fetch" failed: a attempt 1 failed' }) },
       { stage: 'execute', event: 'attempt_failed', attempt: 2, delayMs: 6, error: expect.objectContaining({ code: 'tool_error', message: 'Tool "fetch" failed: a attempt 2 failed' }) },
