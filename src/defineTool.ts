@@ -55,6 +55,21 @@ export interface ToolContext {
    */
   readonly turn: string | undefined;
   /**
+   * A key for APIs that deduplicate requests (an `Idempotency-Key` header, a job id, an upsert key): the
+   * same string for every attempt of this call (`retry`), derived from what names the call — in a
+   * durable turn from the durable call (the same after a resume, in any process), otherwise from `turn`
+   * and `callId` (the same whenever a call with both is run again), and for a call without a turn from
+   * its subscription and `callId` (stable across retries within that subscription only). A remote
+   * tool's worker (`toolstream/bullmq`) sees the same key as the agent. `tsk-` and base64url.
+   *
+   * @example
+   * ```ts
+   * execute: async ({ order }, ctx) =>
+   *   stripe.refunds.create({ payment_intent: order }, { idempotencyKey: ctx.idempotencyKey }),
+   * ```
+   */
+  readonly idempotencyKey: string;
+  /**
    * Cancel every other unfinished call of this subscription on purpose (they get `cancelled` results
    * with reason `'cancel_requested'`). This call itself goes on.
    */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Subscriber } from 'rxjs';
 import type { OnError } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
@@ -87,6 +88,8 @@ export class CallPool implements BodySink {
   private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** Calls waiting for, or holding, a permit of their tool's limit. */
   private readonly limits = new LimitWaits(() => this.pump());
+  /** Drawn on first use: the idempotency key of a call without a turn (see `idempotencyKeyOf`). */
+  private subscription: string | undefined = undefined;
   /** `pump` is on the stack. */
   private pumping = false;
   /** The output completed, errored or was unsubscribed. */
@@ -127,6 +130,10 @@ export class CallPool implements BodySink {
       this.queue.push(record);
       this.pump();
     }
+  }
+
+  subscriptionId(): string {
+    return (this.subscription ??= randomUUID());
   }
 
   error(error: unknown): void {

@@ -3,11 +3,14 @@ import type { JsonValue } from '../observe/events.js';
 import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from './callRecord.js';
 import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from './durableProgram.js';
-import { DURABLE_CALL, durableCallOfRecord, type DurableCall } from './reattach.js';
+import { idempotencyKeyOf } from './idempotencyKey.js';
+import { ATTEMPT, DURABLE_CALL, durableCallOfRecord, type DurableCall } from './reattach.js';
 
 /** What the context needs from the pool. */
 export interface CancelRestTarget {
   cancelRest(reason: 'cancel_requested', by: CallRecord): void;
+  /** The subscription's random id, drawn on first use (the idempotency key of a call without a turn). */
+  subscriptionId(): string;
 }
 
 /**
@@ -40,6 +43,15 @@ export class ExecutionContext implements ToolContext {
 
   get turn(): string | undefined {
     return this.#record.turn;
+  }
+
+  get idempotencyKey(): string {
+    return idempotencyKeyOf(this.#record, () => this.#pool.subscriptionId());
+  }
+
+  /** Which attempt of the body this is, 1 for the first (read by a remote tool's body, to name its job). */
+  get [ATTEMPT](): number {
+    return this.#record.attempts;
   }
 
   /** The journal of a program's sub-calls, in a durable turn (read by `run_code`'s body, nobody else). */
