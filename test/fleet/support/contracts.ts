@@ -48,3 +48,13 @@ export const stepIdempotent = toolContract({
   mode: 'parallel',
   idempotent: true,
 });
+
+/** Idempotent and retried: its first attempt per idempotency key fails (on any worker), the next returns the key. */
+export const keyed = toolContract({
+  name: 'keyed',
+  description: 'Fail once per key, then return it',
+  input: z.object({}),
+  mode: 'parallel',
+  idempotent: true,
+  retry: { attempts: 2, backoff: { initialMs: 10 } },
+});
