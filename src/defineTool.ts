@@ -4,6 +4,7 @@ import { ConfigError } from './errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 import type { JsonValue } from './observe/events.js';
 import type { Limiter } from './schedule/limiter.js';
+import { resolveRetry, type ResolvedRetry, type RetryOptions } from './schedule/retry.js';
 import { scheduleFacts, type ScheduleFacts } from './schedule/scheduleFacts.js';
 import type { LimitOptions } from './schedule/types.js';
 
@@ -53,6 +54,21 @@ export interface ToolContext {
    * across processes (a remote tool derives its job's id from both).
    */
   readonly turn: string | undefined;
+  /**
+   * A key for APIs that deduplicate requests (an `Idempotency-Key` header, a job id, an upsert key): the
+   * same string for every attempt of this call (`retry`), derived from what names the call — in a
+   * durable turn from the durable call (the same after a resume, in any process), otherwise from `turn`
+   * and `callId` (the same whenever a call with both is run again), and for a call without a turn from
+   * its subscription and `callId` (stable across retries within that subscription only). A remote
+   * tool's worker (`toolstream/bullmq`) sees the same key as the agent. `tsk-` and base64url.
+   *
+   * @example
+   * ```ts
+   * execute: async ({ order }, ctx) =>
+   *   stripe.refunds.create({ payment_intent: order }, { idempotencyKey: ctx.idempotencyKey }),
+   * ```
+   */
+  readonly idempotencyKey: string;
   /**
    * Cancel every other unfinished call of this subscription on purpose (they get `cancelled` results
    * with reason `'cancel_requested'`). This call itself goes on.
@@ -121,6 +137,15 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    */
   readonly idempotent?: boolean;
   /**
+   * Run a failed body again (a throw, a rejection, a stream error, or a timeout), up to
+   * `retry.attempts` bodies in all, after a growing delay. Allowed only for an `idempotent: true` tool,
+   * or with an explicit `retry.retryOn`. Each attempt has its own `timeoutMs`; the call keeps its pool
+   * slot through the delays; cancelling stops retrying. The result counts them (`result.attempts`) and
+   * its trace holds each failed attempt's error. See {@link RetryOptions}.
+   * @default no retry
+   */
+  readonly retry?: RetryOptions;
+  /**
    * At most this many bodies of the tool at once (or per `key(args)` value), across every turn of every
    * pipeline that runs it; a shared {@link Limiter} caps several tools together. A call waiting for
    * its limit holds no pool slot and does not hold up the parallel calls behind it (an exclusive call
@@ -145,9 +170,11 @@ type Render<Output> = { render(value: Output): string }['render'];
 
 /** A validated, frozen tool, ready for a pipeline. Build one with {@link defineTool}. */
 export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
-  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render' | keyof ScheduleFacts>>,
+  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render' | 'retry' | keyof ScheduleFacts>>,
     ScheduleFacts<SchemaOutput<Input>> {
   readonly timeoutMs: number | undefined;
+  /** The tool's `retry`, defaults filled in; undefined for none. */
+  readonly retry: ResolvedRetry | undefined;
   readonly onError: OnError | undefined;
   readonly render: Render<Output> | undefined;
 }
@@ -193,7 +220,7 @@ export function defineTool<Input extends $ZodType, Output>(
 export type ToolFacts<Input extends $ZodType = $ZodType> = Omit<Tool<Input>, 'execute' | 'render' | keyof ScheduleFacts>;
 
 /**
- * Checks a tool's facts (name, description, schema, mode, timeout, onError, idempotent) and fills in
+ * Checks a tool's facts (name, description, schema, mode, timeout, onError, idempotent, retry) and fills in
  * their defaults. Shared by `defineTool` and `toolContract`, so a contract and a tool agree on what is valid.
  * @throws {ConfigError} naming `where` and the field
  */
@@ -219,7 +246,8 @@ export function toolFacts<Input extends $ZodType>(
     fail('onError', '"cancel-rest" or "continue"', onError);
   }
   if (typeof idempotent !== 'boolean') fail('idempotent', 'a boolean', idempotent);
-  return { name, description, input, mode, timeoutMs, onError, idempotent };
+  const retry = resolveRetry(where, definition.retry, idempotent);
+  return { name, description, input, mode, timeoutMs, onError, idempotent, retry };
 }
 
 function isSchema(value: unknown): value is $ZodType {

@@ -13,6 +13,7 @@ export { createLimiter } from './schedule/limiter.js';
 export type { Limiter, LimiterOptions } from './schedule/limiter.js';
 export type { LimitOptions, ResolvedLimit } from './schedule/types.js';
 export type { ScheduleFacts } from './schedule/scheduleFacts.js';
+export type { AttemptError, ResolvedRetry, RetryBackoff, RetryOptions } from './schedule/retry.js';
 export type { ToolContract, ToolContractDefinition } from './toolContract.js';
 
 // Calls and results

@@ -1,6 +1,7 @@
 import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
 import { defineTool, toolFacts, type Tool, type ToolContext, type ToolDefinition, type ToolFacts, type ToolOutput } from './defineTool.js';
 import { ConfigError } from './errors.js';
+import type { RetryOptions } from './schedule/retry.js';
 
 const CONTRACT = Symbol.for('toolstream.toolContract');
 
@@ -8,7 +9,9 @@ const CONTRACT = Symbol.for('toolstream.toolContract');
  * A tool without its body: its name, description, argument schema and scheduling facts. The agent and
  * the workers of a fleet import the same contract — the agent makes remote tools of it
  * (`remoteTools` in `toolstream/bullmq`), a worker gives it a body with {@link implementTool} — so both
- * sides validate with one schema and agree on the mode, the timeout and whether it is idempotent.
+ * sides validate with one schema and agree on the mode, the timeout, whether it is idempotent and how
+ * it is retried (`retry`: the agent retries a remote tool by dispatching its job again; a worker never
+ * repeats a body on its own).
  *
  * @typeParam Input - the zod schema of the arguments.
  *
@@ -95,7 +98,7 @@ export function implementTool<Input extends $ZodType, Output>(
 ): Tool<Input, Output> {
   if (!isToolContract(contract)) throw new ConfigError('implementTool', 'contract', 'a contract made by toolContract()', contract);
   if (typeof execute !== 'function') throw new ConfigError('implementTool', 'execute', 'a function', execute);
-  const { name, description, input, mode, timeoutMs, onError, idempotent, render } = contract;
+  const { name, description, input, mode, timeoutMs, onError, idempotent, retry, render } = contract;
   return defineTool<Input, Output>({
     name,
     description,
@@ -105,6 +108,7 @@ export function implementTool<Input extends $ZodType, Output>(
     execute,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(onError === undefined ? {} : { onError }),
+    ...(retry === undefined ? {} : { retry: retry as RetryOptions }), // resolved already: defineTool takes it as it is
     ...(render === undefined ? {} : { render }),
   });
 }

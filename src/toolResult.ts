@@ -72,6 +72,11 @@ interface ResultBase {
   readonly omitted: { readonly items: number; readonly characters: number; readonly lines: number } | undefined;
   /** Whether the tool body started. */
   readonly started: boolean;
+  /**
+   * How many times the body ran: 1 when it was not retried, more when the tool's `retry` ran it again
+   * (the trace holds each failed attempt's error), 0 when it never started.
+   */
+  readonly attempts: number;
   readonly timing: ToolTiming;
 }
 

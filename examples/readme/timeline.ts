@@ -30,7 +30,7 @@ function result(index: number, id: string, name: string, at: { received: number;
       total: finished - at.received,
     },
   };
-  const base = { id, name, index, turn: 'msg_1', args: {}, originalArgs: {}, rewrittenBy: [], decision, trace: [], meta: {}, omitted: undefined, started, timing };
+  const base = { id, name, index, turn: 'msg_1', args: {}, originalArgs: {}, rewrittenBy: [], decision, trace: [], meta: {}, omitted: undefined, started, attempts: started ? 1 : 0, timing };
   if (error === undefined) return { ...base, status: 'ok', value: 'done', streamed: false, content: 'done' };
   const status = error.code === 'denied' ? 'denied' : 'error';
   return { ...base, status, error, content: error.message, incomplete: false };

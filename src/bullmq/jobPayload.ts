@@ -15,6 +15,8 @@ export interface JobPayload {
   readonly callId: string;
   readonly turn: string | null;
   readonly index: number;
+  /** The call's `ctx.idempotencyKey` in the agent: the worker's `ctx` has the same. */
+  readonly key: string;
   /** Epoch milliseconds after which the body is aborted (and not started); `null` for none. */
   readonly deadline: number | null;
   /** How long the job's streamed items are kept, like the job itself (for re-attaching). */
@@ -38,8 +40,8 @@ interface Place {
  * the same text without sorting keys (a canonical form cost a tenth of a worker's time per job).
  */
 function mac(secret: Buffer, payload: UnsignedPayload, place: Place): Buffer {
-  const { v, tool, args, callId, turn, index, deadline, keepMs } = payload;
-  const text = JSON.stringify([v, tool, args, callId, turn, index, deadline, keepMs, place.jobId, place.prefix, place.queue]);
+  const { v, tool, args, callId, turn, index, key, deadline, keepMs } = payload;
+  const text = JSON.stringify([v, tool, args, callId, turn, index, key, deadline, keepMs, place.jobId, place.prefix, place.queue]);
   return createHmac('sha256', secret).update(text).digest();
 }
 
@@ -51,8 +53,8 @@ export function signPayload(secret: Buffer, payload: UnsignedPayload, place: Pla
 export function refusal(secret: Buffer, data: unknown, place: Place): string | undefined {
   if (typeof data !== 'object' || data === null) return 'its data is not a toolstream job';
   const payload = data as Partial<JobPayload>;
-  if (payload.v !== 1 || typeof payload.tool !== 'string' || typeof payload.callId !== 'string' || typeof payload.index !== 'number') {
-    return 'its data is not a toolstream job (no tool, call id or index)';
+  if (payload.v !== 1 || typeof payload.tool !== 'string' || typeof payload.callId !== 'string' || typeof payload.index !== 'number' || typeof payload.key !== 'string') {
+    return 'its data is not a toolstream job (no tool, call id, index or idempotency key)';
   }
   if (typeof payload.sig !== 'string') return 'it is not signed';
   let expected: Buffer;
@@ -71,8 +73,11 @@ export function refusal(secret: Buffer, data: unknown, place: Place): string | u
 /**
  * The id of a durable call's job: the same for every run and resume of the call, so a resumed turn's
  * `add` finds the job that exists (BullMQ ignores an add whose id exists) and waits for it. A hash of
- * turn and slot: no `:` (BullMQ's separator), never an integer (BullMQ's own ids).
+ * turn and slot: no `:` (BullMQ's separator), never an integer (BullMQ's own ids). A retry (the tool's
+ * `retry`, attempt 2 on) is a new job, `-a<attempt>` after the id: attempt 1 keeps the id a resumed turn
+ * re-attaches to.
  */
-export function durableJobId(turn: string, index: number): string {
-  return `tsd-${createHash('sha256').update(`${turn}\u0000${index}`).digest('base64url')}`;
+export function durableJobId(turn: string, index: number, attempt = 1): string {
+  const id = `tsd-${createHash('sha256').update(`${turn}\u0000${index}`).digest('base64url')}`;
+  return attempt > 1 ? `${id}-a${attempt}` : id;
 }

@@ -62,7 +62,8 @@ const WRITES_IN_FLIGHT = 64;
  *    without running anything; so does one whose tool it does not have, or whose deadline passed.
  * 2. The arguments are validated again with the tool's schema; rejected ones fail the job with the
  *    schema's issues (the agent's call gets an error result).
- * 3. The body runs with a `ctx` like the pipeline's: `callId`, `index`, `turn`, and a `signal` that aborts
+ * 3. The body runs with a `ctx` like the pipeline's: `callId`, `index`, `turn`, the agent's `idempotencyKey`
+ *    (signed with the job), and a `signal` that aborts
  *    when the agent cancels the call (through a Redis channel every worker listens on before it takes a
  *    job, with a marker in Redis for the cases a message can miss: see `CancelNotices`) and at the job's
  *    deadline. `cancelRest()` is a no-op: the
@@ -191,7 +192,7 @@ class JobRunner {
     // Redis before the job ends, so the agent's last read finds it.
     const progress = new ProgressSender(this.commands, this.keys.progress(jobId), this.keys.itemsChannel, jobId, payload.keepMs);
     try {
-      const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, cancelRest: () => undefined, progress: progress.report };
+      const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, idempotencyKey: payload.key, cancelRest: () => undefined, progress: progress.report };
       const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
       const outcome: JobReturn = isStreamOutput(output) ? { k: 's', n: await this.#stream(jobId, output, payload.keepMs, body.signal) } : { k: 'v', value: await output };
       await progress.flushed();

@@ -2,13 +2,19 @@ import type { Subscription } from 'rxjs';
 
 /**
  * The state of one running body, from its start until it settles: short-lived, so the long-lived
- * `CallRecord` of every queued call stays small.
+ * `CallRecord` of every queued call stays small. A retried call has one per attempt (and one for each
+ * delay between attempts, holding the slot).
  */
 export class BodyRun {
   /** The body settled or was abandoned; its slot is free. */
   done = false;
   /** The pending timeout, then the pending grace period. */
   timer: Subscription | undefined = undefined;
+  /**
+   * A timed-out attempt that will be retried after this delay, once its body settled (at most
+   * `abortGraceMs`): the next attempt never overlaps it.
+   */
+  retryAfterMs: number | undefined = undefined;
   /** Stops a streamed body; returns true when the body is thereby finished (an unsubscribed Observable). */
   stopBody: (() => boolean) | undefined = undefined;
   /** Created on first read of `ctx.signal`: most bodies never look. */

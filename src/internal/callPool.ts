@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Subscriber } from 'rxjs';
 import type { OnError } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
@@ -13,6 +14,8 @@ import { LimitWaits } from './limitWaits.js';
 import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
+import { emitRetry } from './recordEvents.js';
+import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
 
 /**
  * The state machine behind `executeCalls`, one per subscription: a bounded pool of running bodies,
@@ -43,6 +46,12 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
  *    whose limit is full leaves the queue (holding no slot, blocking nobody) and starts, ahead of the
  *    queue, once granted and a slot is free; an exclusive one waits at the head. An exclusive head also
  *    waits for every parked call, so barriers keep their meaning.
+ * 8b. A failed attempt of a tool with `retry` (a throw, rejection or stream error, or a timeout) is not
+ *    the call's outcome while attempts remain and `retryOn` agrees: the call keeps its slot (an exclusive
+ *    one stays alone), waits the backoff on the scheduler and runs its body again with a fresh signal and
+ *    its own timeout. A timed-out attempt is aborted first; the delay starts once it settled (at most
+ *    `abortGraceMs`), so attempts never overlap. Cancelling the call or closing the pool clears a
+ *    pending delay, and no attempt starts after it. The report of an earlier attempt is ignored.
  * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
  *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
  *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
@@ -79,12 +88,15 @@ export class CallPool implements BodySink {
   private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** Calls waiting for, or holding, a permit of their tool's limit. */
   private readonly limits = new LimitWaits(() => this.pump());
+  /** Drawn on first use: the idempotency key of a call without a turn (see `idempotencyKeyOf`). */
+  private subscription: string | undefined = undefined;
   /** `pump` is on the stack. */
   private pumping = false;
   /** The output completed, errored or was unsubscribed. */
   private closed = false;
   private readonly onTimeout = (record: CallRecord | undefined) => this.timeout(record!);
   private readonly onGraceOver = (record: CallRecord | undefined) => this.abandon(record!);
+  private readonly onBackoffOver = (record: CallRecord | undefined) => this.retryNow(record!);
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
 
   constructor(
@@ -120,6 +132,10 @@ export class CallPool implements BodySink {
     }
   }
 
+  subscriptionId(): string {
+    return (this.subscription ??= randomUUID());
+  }
+
   error(error: unknown): void {
     this.sourceError = { error };
     this.complete();
@@ -130,8 +146,10 @@ export class CallPool implements BodySink {
     this.closeIfDone();
   }
 
-  resolveBody(record: CallRecord, value: unknown, streamed: boolean): void {
-    if (record.run!.done || this.closed) return this.settledLate(record);
+  resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void {
+    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
+    if (run.done || this.closed) return this.settledLate(record);
+    if (this.retryAfterSettled(record, run)) return;
     this.release(record);
     if (record.status === undefined) {
       record.endedAt = performance.now();
@@ -143,17 +161,76 @@ export class CallPool implements BodySink {
     }
   }
 
-  rejectBody(record: CallRecord, error: unknown, partial: readonly unknown[] | undefined): void {
-    if (record.run!.done || this.closed) return this.settledLate(record);
+  rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void {
+    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
+    if (run.done || this.closed) return this.settledLate(record);
+    if (this.retryAfterSettled(record, run)) return;
+    const failure =
+      record.status === undefined && !(error instanceof BodySuspended) && !(error instanceof OutcomeUnknown)
+        ? ({ code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error } as const)
+        : undefined;
+    if (failure !== undefined) {
+      const delayMs = this.retryDelayAfter(record, failure);
+      if (delayMs !== undefined) return this.backOff(record, delayMs);
+    }
     this.release(record);
     if (record.status === undefined) {
       record.endedAt = performance.now();
       if (error instanceof BodySuspended) return this.suspendBody(record, error);
       if (error instanceof OutcomeUnknown) record.fail('error', { code: 'outcome_unknown', message: `Tool "${record.name}": ${describeError(error)}` });
-      else record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error }, partial);
+      else record.fail('error', failure!, partial);
       this.failed(record);
     }
     this.pump();
+  }
+
+  /**
+   * Whether attempt `record.attempts` may be repeated after `failure` (see 8b): if so, its error is
+   * traced, the `retry` event reported, and the delay before the next attempt returned.
+   */
+  private retryDelayAfter(record: CallRecord, failure: AttemptError): number | undefined {
+    const retry = record.tool!.retry;
+    if (retry === undefined || record.status !== undefined || this.closed) return undefined;
+    const failed = record.attempts;
+    if (!mayRetry(retry, failed, failure)) return undefined;
+    if (record.status !== undefined || this.closed) return undefined; // retryOn cancelled it, somehow
+    const delayMs = retryDelay(retry, failed);
+    record.addTrace({ stage: 'execute', event: 'attempt_failed', attempt: failed, error: failure, delayMs });
+    emitRetry(record, failed, failure, delayMs);
+    return delayMs;
+  }
+
+  /** A timed-out attempt to be retried has settled: the delay starts now. */
+  private retryAfterSettled(record: CallRecord, run: BodyRun): boolean {
+    if (run.retryAfterMs === undefined || record.status !== undefined) return false;
+    this.backOff(record, run.retryAfterMs);
+    return true;
+  }
+
+  /**
+   * Between attempts the call holds its slot with a run of its own that nothing executes: cancelling
+   * it frees the slot at once (its `stopBody` says the body is finished) and clears the delay. Holding
+   * the slot keeps the pool's promises simple — an exclusive call stays alone between its attempts,
+   * a call's place in `concurrency` does not go to calls behind it only to be waited for again, and
+   * `maxPending` keeps counting it as running.
+   */
+  private backOff(record: CallRecord, delayMs: number): void {
+    const failed = record.run!;
+    failed.done = true;
+    failed.clearTimer();
+    const waiting = new BodyRun(failed.exclusive);
+    waiting.stopBody = () => true;
+    record.run = waiting;
+    waiting.timer = this.settings.scheduler.schedule(this.onBackoffOver, delayMs, record);
+  }
+
+  /** The delay is over: the next attempt starts, unless the call was decided (cancelled) meanwhile. */
+  private retryNow(record: CallRecord): void {
+    const run = record.run!;
+    run.timer = undefined;
+    if (run.done || this.closed || record.status !== undefined) return;
+    run.stopBody = undefined;
+    this.attempt(record);
   }
 
   /** A body settled after its slot was freed or the pool closed: a permit it still holds is free now. */
@@ -385,10 +462,16 @@ export class CallPool implements BodySink {
 
   /** Starts the body: its time limit runs from now. */
   private invoke(record: CallRecord): void {
-    const run = record.run!;
     record.started = true;
     record.startedAt = performance.now();
     record.events?.started(record);
+    this.attempt(record);
+  }
+
+  /** Runs one attempt of the body (the first, or a retry): its time limit runs from now. */
+  private attempt(record: CallRecord): void {
+    const run = record.run!;
+    record.attempts++;
     const timeoutMs = this.timeoutOf(record);
     if (timeoutMs !== undefined) run.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
     const { retention } = this.settings;
@@ -401,13 +484,18 @@ export class CallPool implements BodySink {
     run.timer = undefined;
     if (record.status !== undefined || this.closed) return;
     const timeoutMs = this.timeoutOf(record)!;
+    const failure = { code: 'timeout', message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`, timeoutMs } as const;
+    const delayMs = this.retryDelayAfter(record, failure);
+    const reason = new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError');
+    if (delayMs !== undefined) {
+      // Retried: the next attempt waits for this one to settle (at most the grace), then the delay.
+      if (run.abort(reason) || this.settings.abortGraceMs === 0) return this.backOff(record, delayMs);
+      run.retryAfterMs = delayMs;
+      return this.holdForGrace(record);
+    }
     record.endedAt = performance.now();
-    record.fail('error', {
-      code: 'timeout',
-      message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`,
-      timeoutMs,
-    });
-    const finished = run.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
+    record.fail('error', failure);
+    const finished = run.abort(reason);
     if (finished) this.release(record);
     else this.holdForGrace(record);
     this.failed(record);
@@ -432,6 +520,7 @@ export class CallPool implements BodySink {
     const run = record.run!;
     run.timer = undefined;
     if (run.done || this.closed) return;
+    if (this.retryAfterSettled(record, run)) return; // a timed-out attempt that ignored its signal
     this.release(record);
     this.pump();
   }

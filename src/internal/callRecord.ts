@@ -36,6 +36,8 @@ export class CallRecord {
   partial: readonly unknown[] | undefined = undefined;
   /** The body was invoked. */
   started = false;
+  /** Bodies invoked so far: more than 1 when the tool's `retry` ran it again. */
+  attempts = 0;
   /** The outcome was replayed from a journal (durable turns): post-execute passes it as it is. */
   replayed = false;
   admittedAt = 0;

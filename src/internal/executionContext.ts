@@ -1,12 +1,16 @@
 import type { ToolContext } from '../defineTool.js';
 import type { JsonValue } from '../observe/events.js';
+import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from './callRecord.js';
 import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from './durableProgram.js';
-import { DURABLE_CALL, durableCallOfRecord, type DurableCall } from './reattach.js';
+import { idempotencyKeyOf } from './idempotencyKey.js';
+import { ATTEMPT, DURABLE_CALL, durableCallOfRecord, type DurableCall } from './reattach.js';
 
 /** What the context needs from the pool. */
 export interface CancelRestTarget {
   cancelRest(reason: 'cancel_requested', by: CallRecord): void;
+  /** The subscription's random id, drawn on first use (the idempotency key of a call without a turn). */
+  subscriptionId(): string;
 }
 
 /**
@@ -16,14 +20,17 @@ export interface CancelRestTarget {
 export class ExecutionContext implements ToolContext {
   readonly #pool: CancelRestTarget;
   readonly #record: CallRecord;
+  /** The attempt this context was made for: a retry gets a new context, with a fresh signal. */
+  readonly #run: BodyRun;
 
   constructor(pool: CancelRestTarget, record: CallRecord) {
     this.#pool = pool;
     this.#record = record;
+    this.#run = record.run!;
   }
 
   get signal(): AbortSignal {
-    return this.#record.run!.signal();
+    return this.#run.signal();
   }
 
   get callId(): string {
@@ -36,6 +43,15 @@ export class ExecutionContext implements ToolContext {
 
   get turn(): string | undefined {
     return this.#record.turn;
+  }
+
+  get idempotencyKey(): string {
+    return idempotencyKeyOf(this.#record, () => this.#pool.subscriptionId());
+  }
+
+  /** Which attempt of the body this is, 1 for the first (read by a remote tool's body, to name its job). */
+  get [ATTEMPT](): number {
+    return this.#record.attempts;
   }
 
   /** The journal of a program's sub-calls, in a durable turn (read by `run_code`'s body, nobody else). */
@@ -57,6 +73,6 @@ export class ExecutionContext implements ToolContext {
     // Once its result is decided (settled, timed out, cancelled) the call is over: it no longer speaks
     // for the batch, even while its body winds down.
     const record = this.#record;
-    if (record.status === undefined && !record.run!.done) this.#pool.cancelRest('cancel_requested', record);
+    if (record.status === undefined && !this.#run.done && record.run === this.#run) this.#pool.cancelRest('cancel_requested', record);
   }
 }

@@ -1,13 +1,17 @@
 import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import type { ToolContext } from '../defineTool.js';
 import { ItemRetainer } from '../retain/itemRetainer.js';
+import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from './callRecord.js';
 import { handedOffStream } from './streamHandoff.js';
 
-/** Where a body's outcome goes. */
+/**
+ * Where a body's outcome goes, with the run (the attempt) it is of: a retried call has a run per
+ * attempt, and the report of an earlier attempt is the sink's to ignore.
+ */
 export interface BodySink {
-  resolveBody(record: CallRecord, value: unknown, streamed: boolean): void;
-  rejectBody(record: CallRecord, error: unknown, partial: readonly unknown[] | undefined): void;
+  resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void;
+  rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void;
 }
 
 /**
@@ -18,6 +22,7 @@ export interface BodySink {
  * A promise that resolves with a `streamHandoff` (see there) is collected as the stream it hands off.
  */
 export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext, maxItems: number): void {
+  const run = record.run!;
   let output: unknown;
   try {
     output = record.tool!.execute(record.args, ctx);
@@ -28,46 +33,46 @@ export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext,
           output,
           (value) => {
             const handedOff = handedOffStream(value);
-            if (handedOff === undefined) sink.resolveBody(record, value, false);
-            else void collectAsyncIterable(sink, record, handedOff, new ItemRetainer(maxItems));
+            if (handedOff === undefined) sink.resolveBody(record, run, value, false);
+            else void collectAsyncIterable(sink, record, run, handedOff, new ItemRetainer(maxItems));
           },
-          (error: unknown) => sink.rejectBody(record, error, undefined),
+          (error: unknown) => sink.rejectBody(record, run, error, undefined),
         );
         return;
       }
       if (isObservable(output) || typeof (output as Record<symbol, unknown>)[observableSymbol as symbol] === 'function') {
-        collectObservable(sink, record, output as ObservableInput<unknown>, new ItemRetainer(maxItems));
+        collectObservable(sink, record, run, output as ObservableInput<unknown>, new ItemRetainer(maxItems));
         return;
       }
       if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
-        void collectAsyncIterable(sink, record, output as AsyncIterable<unknown>, new ItemRetainer(maxItems));
+        void collectAsyncIterable(sink, record, run, output as AsyncIterable<unknown>, new ItemRetainer(maxItems));
         return;
       }
     }
   } catch (error) {
-    sink.rejectBody(record, error, undefined);
+    sink.rejectBody(record, run, error, undefined);
     return;
   }
-  sink.resolveBody(record, output, false);
+  sink.resolveBody(record, run, output, false);
 }
 
-function collectObservable(sink: BodySink, record: CallRecord, output: ObservableInput<unknown>, items: ItemRetainer<unknown>): void {
+function collectObservable(sink: BodySink, record: CallRecord, run: BodyRun, output: ObservableInput<unknown>, items: ItemRetainer<unknown>): void {
   let done = false;
   const subscription = from(output).subscribe({
     next: (item) => items.push(item),
     error: (error: unknown) => {
       done = true;
       countOmitted(record, items);
-      sink.rejectBody(record, error, items.kept);
+      sink.rejectBody(record, run, error, items.kept);
     },
     complete: () => {
       done = true;
       countOmitted(record, items);
-      sink.resolveBody(record, items.kept, true);
+      sink.resolveBody(record, run, items.kept, true);
     },
   });
   if (!done) {
-    record.run!.stopBody = () => {
+    run.stopBody = () => {
       subscription.unsubscribe();
       return true;
     };
@@ -77,6 +82,7 @@ function collectObservable(sink: BodySink, record: CallRecord, output: Observabl
 async function collectAsyncIterable(
   sink: BodySink,
   record: CallRecord,
+  run: BodyRun,
   output: AsyncIterable<unknown>,
   items: ItemRetainer<unknown>,
 ): Promise<void> {
@@ -84,7 +90,7 @@ async function collectAsyncIterable(
     const iterator = output[Symbol.asyncIterator]();
     /** The body's return() after an abort: it has finished only once that settled (its `finally` ran). */
     let returned: Promise<unknown> | undefined;
-    record.run!.stopBody = () => {
+    run.stopBody = () => {
       // return() may reject or never settle; the loop below notices the abort on its own, and the slot
       // is held until return() settles, at most abortGraceMs.
       returned = Promise.resolve()
@@ -94,17 +100,17 @@ async function collectAsyncIterable(
     };
     for (;;) {
       const step = await iterator.next();
-      if (step.done || record.run!.aborted) break;
+      if (step.done || run.aborted) break;
       items.push(step.value);
     }
     if (returned !== undefined) await returned;
   } catch (error) {
     countOmitted(record, items);
-    sink.rejectBody(record, error, items.kept);
+    sink.rejectBody(record, run, error, items.kept);
     return;
   }
   countOmitted(record, items);
-  sink.resolveBody(record, items.kept, true);
+  sink.resolveBody(record, run, items.kept, true);
 }
 
 function countOmitted(record: CallRecord, items: ItemRetainer<unknown>): void {

@@ -8,6 +8,7 @@ import type { CallRecord } from './callRecord.js';
  */
 const REATTACHING_TOOL = Symbol.for('toolstream.reattachingTool');
 export const DURABLE_CALL: unique symbol = Symbol.for('toolstream.durableCall') as typeof DURABLE_CALL;
+export const ATTEMPT: unique symbol = Symbol.for('toolstream.attempt') as typeof ATTEMPT;
 
 /**
  * Where a call of a durable turn stands in its journal: the journal key, the call's slot there, and
@@ -47,4 +48,9 @@ export function durableCallOfRecord(record: CallRecord): DurableCall | undefined
 /** Where the call whose body received `ctx` stands in its durable turn; `undefined` outside one. */
 export function durableCallOf(ctx: ToolContext): DurableCall | undefined {
   return (ctx as unknown as { readonly [DURABLE_CALL]?: DurableCall })[DURABLE_CALL];
+}
+
+/** Which attempt of its call's body `ctx` was made for (1 unless the tool's `retry` ran it again). */
+export function attemptOf(ctx: ToolContext): number {
+  return (ctx as unknown as { readonly [ATTEMPT]?: number })[ATTEMPT] ?? 1;
 }

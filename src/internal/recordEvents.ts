@@ -21,9 +21,8 @@ export interface RecordEvents {
 }
 
 /**
- * The hook for retries (issue 14's `retry` option, built on another branch): call it when an attempt
- * of `record` failed and the next starts in `delayMs`; the events layer turns it into a `retry` event.
- * Nothing calls it yet.
+ * The hook for retries: the pool calls it when an attempt of `record` failed and the next starts in
+ * `delayMs` (see `CallPool` point 8b); the events layer turns it into a `retry` event.
  *
  * @example
  * ```ts

@@ -35,7 +35,7 @@ export interface PipelineEventBase {
  * - `approval-requested`, `approval-answered` — when the decision was `ask` and an approver was asked;
  * - `started` — once, when its body starts (never for a call that did not run);
  * - `progress` — any number, from `ctx.progress(value)` while the body runs;
- * - `retry` — before another attempt (reserved: nothing emits it yet, see {@link PipelineRetryEvent});
+ * - `retry` — an attempt of a tool with `retry` failed and another is due (see {@link PipelineRetryEvent});
  * - `finished` — once, in completion order, with the result;
  * - `result` — once, in model order: the results `run` resolves to, in the same order.
  *
@@ -147,10 +147,10 @@ export interface PipelineProgressEvent extends PipelineEventBase {
 }
 
 /**
- * An attempt of the call failed and another is due in `delayMs`. Reserved for retries (the scheduling
- * options of issue 14): the type is part of the union and the layer emits it when the retry code calls
- * the internal hook (`emitRetry` in `src/internal/recordEvents.ts`), but no code calls it yet, so no
- * run emits it today.
+ * An attempt of the call failed and another is due in `delayMs` (the tool's `retry`): between the
+ * call's one `started` and its one `finished`, once per failed attempt that is to be repeated. A call
+ * cancelled during the delay has no further attempt. The same failure is in the result's trace
+ * (`event: 'attempt_failed'`).
  *
  * @example
  * ```ts

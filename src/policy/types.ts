@@ -2,6 +2,7 @@ import type { AnyTool } from '../defineTool.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ResultStatus } from '../toolResult.js';
 import type { ToolError } from '../toolError.js';
+import type { AttemptError } from '../schedule/retry.js';
 
 /** A pre-execute verdict. Strictness: `deny` > `ask` > `allow`. */
 export type Decision = 'allow' | 'ask' | 'deny';
@@ -212,7 +213,9 @@ export type Approver = (request: ApprovalRequest, signal: AbortSignal) => Promis
 /**
  * One event of a call's policy trace, in the order it happened: decisions as the pre-execute chain
  * unwound (innermost first), refused relaxations, argument rewrites, failures, the approver's answer,
- * a denial (or failure) of a check before the body's start, and post-execute verdicts.
+ * a denial (or failure) of a check before the body's start, each failed attempt of a retried body
+ * (`stage: 'execute'`, `event: 'attempt_failed'`: its error and the delay before the next), and
+ * post-execute verdicts.
  *
  * @example
  * ```ts
@@ -229,4 +232,5 @@ export type TraceEntry =
   | { readonly stage: 'approval'; readonly event: 'answer'; readonly answer: string }
   | { readonly stage: 'start'; readonly event: 'decision'; readonly policy: string; readonly decision: 'deny'; readonly reason: string | undefined }
   | { readonly stage: 'start'; readonly event: 'failed'; readonly policy: string; readonly message: string }
-  | { readonly stage: 'post'; readonly event: 'accept' | 'block'; readonly policy: string };
+  | { readonly stage: 'post'; readonly event: 'accept' | 'block'; readonly policy: string }
+  | { readonly stage: 'execute'; readonly event: 'attempt_failed'; readonly attempt: number; readonly error: AttemptError; readonly delayMs: number };

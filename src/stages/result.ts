@@ -56,6 +56,7 @@ export function toResult(record: CallRecord): ToolResult {
   const content = renderRecordContent(record);
   const finishedAt = performance.now();
   const { id, name, index, turn, args, started, decision } = record;
+  const attempts = started ? Math.max(record.attempts, 1) : 0;
   const decidedAt = record.decidedAt || record.admittedAt;
   const timing: ToolTiming = Object.freeze({
     receivedAt: record.receivedAt,
@@ -82,7 +83,7 @@ export function toResult(record: CallRecord): ToolResult {
     const { value, streamed } = record;
     return Object.freeze({
       id, name, index, turn, status: 'ok', content, value, streamed,
-      args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
+      args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, attempts, timing,
     });
   }
   const status = record.status!;
@@ -91,11 +92,11 @@ export function toResult(record: CallRecord): ToolResult {
   if (partial === undefined) {
     return Object.freeze({
       id, name, index, turn, status, content, error, incomplete: false,
-      args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
+      args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, attempts, timing,
     });
   }
   return Object.freeze({
     id, name, index, turn, status, content, error, partial: Object.freeze(partial), incomplete: true,
-    args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, timing,
+    args, originalArgs, rewrittenBy, decision, trace, meta, omitted, started, attempts, timing,
   });
 }

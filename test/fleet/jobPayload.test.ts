@@ -4,7 +4,7 @@ import { durableJobId, refusal, signPayload, type UnsignedPayload } from '../../
 
 const secret = Buffer.from('the job payload tests sign with this secret');
 const place = { jobId: 'ts-1', prefix: 'toolstream', queue: 'q' };
-const payloadOf = (args: unknown): UnsignedPayload => ({ v: 1, tool: 't', args, callId: 'c', turn: null, index: 0, deadline: null, keepMs: 1000 });
+const payloadOf = (args: unknown): UnsignedPayload => ({ v: 1, tool: 't', args, callId: 'c', turn: null, index: 0, key: 'tsk-k', deadline: null, keepMs: 1000 });
 /** What a worker receives: BullMQ's JSON round trip of the job's data. */
 const roundTrip = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 

@@ -54,7 +54,7 @@ describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WIT
   }
 
   it('an unsigned job, a forged signature, a signed payload copied under another id or queue: refused, nothing runs', async () => {
-    const unsigned: UnsignedPayload = { v: 1, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, deadline: null, keepMs: 60_000 };
+    const unsigned: UnsignedPayload = { v: 1, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, key: 'tsk-k', deadline: null, keepMs: 60_000 };
     expect(await failureOf(`u-${randomUUID()}`, unsigned)).toMatch(/^\[refused\] .*it is not signed/);
     const forged = signPayload(Buffer.from('another secret, also 32 bytes long!!'), { ...unsigned, callId: 'forged' }, { jobId: 'f-1', prefix: suite.fleet.prefix, queue: name });
     expect(await failureOf('f-1', forged)).toMatch(/^\[refused\] .*signature does not match/);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline, defineTool } from '../../src/index.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
-import { barrier, echo, sleep } from './support/contracts.js';
+import { barrier, echo, keyed, sleep } from './support/contracts.js';
 import { intervals, maxOverlap, useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
@@ -14,7 +14,7 @@ describe.skipIf(!redisAvailable())(`remote tools: a round trip through BullMQ to
   const suite = useFleet({ workers: 2, queues: [{ queue, concurrency: 8 }] });
   let remote: RemoteTools;
   beforeAll(() => {
-    remote = suite.remote([echo, sleep, barrier], { queue });
+    remote = suite.remote([echo, sleep, barrier, keyed], { queue });
   });
 
   it('a remote tool returns the worker\'s value, raw; local and remote tools mix in one pipeline, results in model order', async () => {
@@ -49,5 +49,16 @@ describe.skipIf(!redisAvailable())(`remote tools: a round trip through BullMQ to
     const runs = intervals(events);
     const x = runs.get('x')!;
     for (const [id, run] of runs) if (id !== 'x') expect(run.end <= x.start || run.start >= x.end, `${id} overlaps the barrier`).toBe(true);
+  });
+
+  it('the worker sees the agent\'s idempotency key, and a retry of a remote tool is the agent dispatching it again', async () => {
+    const turn = `msg_${randomUUID()}`;
+    const local = defineTool({ name: 'keyed', description: 'k', input: z.object({}), mode: 'parallel', execute: (_args, ctx) => ctx.idempotencyKey });
+    const [agentSide] = await createPipeline({ tools: [local] }).run([{ id: 'k1', name: 'keyed', args: {}, turn }]);
+    const [result] = await createPipeline({ tools: remote.tools }).run([{ id: 'k1', name: 'keyed', args: {}, turn }]);
+    expect(result!.status).toBe('ok');
+    expect(result!.attempts).toBe(2);
+    expect((result!.value as { key: string }).key).toBe(agentSide!.status === 'ok' ? agentSide!.value : 'none');
+    expect(result!.trace.filter((e) => e.event === 'attempt_failed')).toHaveLength(1);
   });
 });

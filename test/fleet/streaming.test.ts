@@ -34,7 +34,7 @@ describe.skipIf(!redisAvailable())(`streamed output of a remote body (${WITH_RED
   it('items reach the agent while the body still runs, each once, in order', async () => {
     const tool = remote.tools.find((t) => t.name === 'items')!;
     const callId = `live-${randomUUID()}`;
-    const ctx: ToolContext = { signal: new AbortController().signal, callId, index: 0, turn: undefined, cancelRest: () => undefined, progress: () => undefined };
+    const ctx: ToolContext = { signal: new AbortController().signal, callId, index: 0, turn: undefined, idempotencyKey: 'tsk-test', cancelRest: () => undefined, progress: () => undefined };
     const stream = handedOffStream(await tool.execute({ count: 5, gapMs: 150 }, ctx))!;
     expect(stream).toBeDefined();
     const arrived: { item: unknown; t: number }[] = [];

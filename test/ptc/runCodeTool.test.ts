@@ -512,7 +512,7 @@ describe('runCodeTool: the sub-call log is bounded', () => {
 describe('runCodeTool: configuration', () => {
   it('outside a pipeline it explains itself', () => {
     const tool = runCodeTool({ runtime });
-    const ctx = { signal: new AbortController().signal, callId: 'x', index: 0, turn: undefined, cancelRest: () => undefined, progress: () => undefined };
+    const ctx = { signal: new AbortController().signal, callId: 'x', index: 0, turn: undefined, idempotencyKey: 'tsk-test', cancelRest: () => undefined, progress: () => undefined };
     expect(() => tool.execute({ program: 'return 1' }, ctx)).toThrow(/runs only inside a pipeline/);
   });
 

@@ -107,7 +107,8 @@ function callGroup({ call, lane, waitRow }: PlacedCall, layout: TimelineLayout, 
   const waitTop = started ? top + waitRow * WAIT : top;
   const status = call.code !== undefined && call.code !== call.status ? `${call.status} (${call.code})` : call.status;
   const out: string[] = [`<g data-call="${escapeXml(call.id)}">`];
-  const when = call.attempts.map((a) => `${t(a.from)}–${t(a.to)} ms`).join(', ') || 'never started';
+  const tries = call.attemptCount > 1 ? ` (${call.attemptCount} attempts)` : '';
+  const when = (call.attempts.map((a) => `${t(a.from)}–${t(a.to)} ms`).join(', ') || 'never started') + tries;
   out.push(element('title', {}, escapeXml(`${call.id} ${call.name}${call.exclusive ? ' (exclusive)' : ''}: ${status}, ${when}; result #${call.index} at ${t(call.committedAt)} ms`)));
   for (const wait of call.waits) {
     out.push(element('rect', { 'data-wait': wait.kind, 'data-call-id': call.id, x: round(g.x(wait.from)), y: round(waitTop), width: round(Math.max(g.x(wait.to) - g.x(wait.from), 1)), height: 4, fill: WAIT_STYLES[wait.kind].fill }));

@@ -13,8 +13,9 @@ import type { ToolResult } from '../../toolResult.js';
  * | `finishedAt`   | `timing.finishedAt`                           | `finished`                           |
  * | `committedAt`  | the reorder release, derived (see below)      | `result`                             |
  *
- * Not yet drawn because results do not carry them: retries (`attempts` holds one segment per attempt,
- * and the renderer draws each, but a result gives one) and waits for a tool's `limit` or `rateLimit`
+ * A result gives one span for all of a retried body's attempts (`attemptCount` says how many, on the
+ * bar's title); events give one segment per attempt. Not yet drawn because results do not carry them:
+ * waits for a tool's `limit` or `rateLimit`
  * (add a `TimelineWaitKind` and its style in `WAIT_STYLES`; the compiler then asks for the rest).
  */
 
@@ -50,6 +51,8 @@ export interface TimelineCall {
   readonly waits: readonly TimelineWait[];
   /** The body's runs, in order; empty when it never started. */
   readonly attempts: readonly TimelineSpan[];
+  /** How many times the body ran (`result.attempts`), even when `attempts` holds them as one span. */
+  readonly attemptCount: number;
   /** The result was built (completion order). */
   readonly finishedAt: number;
   /** The result was given out in model order. */
@@ -57,7 +60,7 @@ export interface TimelineCall {
 }
 
 /** What the timeline knows of a call from its result alone: who it is and how it ended. */
-export function callIdentity(result: ToolResult, exclusive: ReadonlySet<string>): Pick<TimelineCall, 'id' | 'name' | 'index' | 'status' | 'code' | 'exclusive'> {
+export function callIdentity(result: ToolResult, exclusive: ReadonlySet<string>): Pick<TimelineCall, 'id' | 'name' | 'index' | 'status' | 'code' | 'exclusive' | 'attemptCount'> {
   const timeout = result.status === 'error' && result.error.code === 'timeout';
   return {
     id: result.id,
@@ -66,5 +69,6 @@ export function callIdentity(result: ToolResult, exclusive: ReadonlySet<string>)
     status: timeout ? 'timeout' : result.status,
     code: result.error?.code,
     exclusive: exclusive.has(result.name),
+    attemptCount: result.attempts,
   };
 }

@@ -56,3 +56,13 @@ export const progressing = toolContract({
   input: z.object({ steps: z.int().nonnegative(), gapMs: z.int().nonnegative(), fail: z.boolean().optional() }),
   mode: 'parallel',
 });
+
+/** Idempotent and retried: its first attempt per idempotency key fails (on any worker), the next returns the key. */
+export const keyed = toolContract({
+  name: 'keyed',
+  description: 'Fail once per key, then return it',
+  input: z.object({}),
+  mode: 'parallel',
+  idempotent: true,
+  retry: { attempts: 2, backoff: { initialMs: 10 } },
+});

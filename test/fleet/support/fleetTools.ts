@@ -1,8 +1,8 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { implementTool, type AnyTool, type ToolContext } from '../../../src/index.js';
-import { barrier, echo, fails, items, progressing, sleep, sleepIdempotent, step, stepAlone, stepIdempotent, strictOnWorker, stubborn } from './contracts.js';
+import { barrier, echo, fails, items, keyed, progressing, sleep, sleepIdempotent, step, stepAlone, stepIdempotent, strictOnWorker, stubborn } from './contracts.js';
 
 /** One line of a worker's log: what a body did, when (epoch ms, sub-millisecond, comparable across processes). */
 export interface WorkerEvent {
@@ -42,6 +42,15 @@ export function fleetTools(logDir: string): AnyTool[] {
   };
   return [
     implementTool(echo, ({ text }) => ({ echo: text, pid: process.pid })),
+    implementTool(keyed, (_args, ctx) => {
+      // 'wx' fails if the file exists: across the worker processes, only the first attempt of a key fails.
+      try {
+        writeFileSync(join(logDir, `key-${ctx.idempotencyKey}`), '', { flag: 'wx' });
+      } catch {
+        return { key: ctx.idempotencyKey, pid: process.pid };
+      }
+      throw new Error('the first attempt of a key fails');
+    }),
     implementTool(sleep, sleeping('sleep')),
     implementTool(sleepIdempotent, sleeping('sleep_idempotent')),
     implementTool(barrier, sleeping('barrier')),

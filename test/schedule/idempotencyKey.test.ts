@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createPipeline, defineTool, type ToolCall } from '../../src/index.js';
+
+// Records the key every attempt of every call saw; the first attempt of each call throws.
+function keyed() {
+  const seen: [string, string][] = [];
+  const tried = new Set<string>();
+  const tool = defineTool({
+    name: 'charge',
+    description: 'charge',
+    input: z.object({}),
+    mode: 'parallel',
+    idempotent: true,
+    retry: { attempts: 2, backoff: { initialMs: 1 } },
+    execute: (_args, ctx) => {
+      seen.push([ctx.callId, ctx.idempotencyKey]);
+      if (!tried.has(ctx.callId + ctx.idempotencyKey)) {
+        tried.add(ctx.callId + ctx.idempotencyKey);
+        throw new Error('first attempt fails');
+      }
+      return ctx.idempotencyKey;
+    },
+  });
+  return { seen, pipeline: createPipeline({ tools: [tool] }) };
+}
+
+describe('ctx.idempotencyKey', () => {
+  it('is the same for every attempt of a call, and differs between calls', async () => {
+    const { seen, pipeline } = keyed();
+    const results = await pipeline.run([
+      { id: 'a', name: 'charge', args: {}, turn: 'msg_1' },
+      { id: 'b', name: 'charge', args: {}, turn: 'msg_1' },
+    ]);
+    expect(results.map((r) => [r.status, r.attempts])).toEqual([['ok', 2], ['ok', 2]]);
+    const keyOf = (id: string) => new Set(seen.filter(([callId]) => callId === id).map(([, key]) => key));
+    expect(keyOf('a').size).toBe(1);
+    expect(keyOf('b').size).toBe(1);
+    expect([...keyOf('a')][0]).not.toBe([...keyOf('b')][0]);
+    expect([...keyOf('a')][0]).toMatch(/^tsk-[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('with a turn, derives from turn and call id: the same in another subscription or pipeline, different in another turn', async () => {
+    const call = (turn: string): ToolCall => ({ id: 'a', name: 'charge', args: {}, turn });
+    const first = await keyed().pipeline.run([call('msg_1')]);
+    const again = await keyed().pipeline.run([call('msg_1')]);
+    const other = await keyed().pipeline.run([call('msg_2')]);
+    const key = (r: (typeof first)[number]) => (r.status === 'ok' ? r.value : undefined);
+    expect(key(again[0]!)).toBe(key(first[0]!));
+    expect(key(other[0]!)).not.toBe(key(first[0]!));
+  });
+
+  it('without a turn, derives from the subscription: stable across retries, different in another subscription', async () => {
+    const { seen, pipeline } = keyed();
+    await pipeline.run([{ id: 'a', name: 'charge', args: {} }]);
+    await pipeline.run([{ id: 'a', name: 'charge', args: {} }]);
+    const keys = seen.map(([, key]) => key);
+    expect(keys).toHaveLength(4);
+    expect(keys[0]).toBe(keys[1]);
+    expect(keys[2]).toBe(keys[3]);
+    expect(keys[2]).not.toBe(keys[0]);
+  });
+});
