@@ -11,7 +11,9 @@ class HttpError extends Error {
   }
 }
 const replies = new Map<string, number[]>([['/flaky', [503, 503, 200]], ['/missing', [404, 404]]]);
-const get = async (path: string, _signal: AbortSignal) => {
+const keysSeen = new Map<string, Set<string>>(); // what a deduplicating server would see, per path
+const get = async (path: string, request: { signal: AbortSignal; headers: { 'Idempotency-Key': string } }) => {
+  keysSeen.set(path, (keysSeen.get(path) ?? new Set()).add(request.headers['Idempotency-Key']));
   const status = replies.get(path)!.shift()!;
   if (status !== 200) throw new HttpError(status);
   return `contents of ${path}`;
@@ -30,7 +32,7 @@ const fetchPage = defineTool({
     backoff: { initialMs: 20, factor: 2, maxMs: 1_000, jitter: 0.2 },
     retryOn: (error) => error.code === 'timeout' || (error.cause instanceof HttpError && error.cause.status >= 500),
   },
-  execute: ({ path }, ctx) => get(path, ctx.signal),
+  execute: ({ path }, ctx) => get(path, { signal: ctx.signal, headers: { 'Idempotency-Key': ctx.idempotencyKey } }), // one key, every attempt
 });
 
 const pipeline = createPipeline({ tools: [fetchPage] });
@@ -49,4 +51,6 @@ assert.equal(missing!.status, 'error');
 assert.equal(missing!.attempts, 1);
 assert.deepEqual(failedAttempts.map((e) => e.event === 'attempt_failed' && e.attempt), [1, 2]);
 for (const entry of failedAttempts) assert.ok(entry.event === 'attempt_failed' && entry.delayMs <= 40);
-console.log('retry: retried the 503s, not the 404');
+assert.equal(keysSeen.get('/flaky')!.size, 1); // three attempts, one idempotency key
+assert.notDeepEqual([...keysSeen.get('/flaky')!], [...keysSeen.get('/missing')!]);
+console.log('retry: retried the 503s, not the 404, with one idempotency key per call');

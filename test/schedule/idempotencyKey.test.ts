@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool, type ToolCall } from '../../src/index.js';
+import { createPipeline, defineTool, memoryJournal, type ToolCall } from '../../src/index.js';
+import { ProcessView } from '../support/crashes.js';
+import { deferred } from '../support/deferred.js';
 
 // Records the key every attempt of every call saw; the first attempt of each call throws.
 function keyed() {
@@ -59,5 +61,27 @@ describe('ctx.idempotencyKey', () => {
     expect(keys[0]).toBe(keys[1]);
     expect(keys[2]).toBe(keys[3]);
     expect(keys[2]).not.toBe(keys[0]);
+  });
+});
+
+describe('ctx.idempotencyKey in a durable turn', () => {
+  it('is the same when the turn is resumed by another pipeline after a crash mid-body', async () => {
+    const SECRET = 'a test secret that is long enough to sign with';
+    const journal = memoryJournal();
+    const keys: string[] = [];
+    const started = deferred();
+    const fetchOf = (body: () => unknown) =>
+      defineTool({ name: 'fetch', description: 'f', input: z.object({}), idempotent: true, execute: (_a, ctx) => (keys.push(ctx.idempotencyKey), body()) });
+    const dying = new ProcessView(journal);
+    void createPipeline({ tools: [fetchOf(() => (started.resolve(), new Promise<never>(() => {})))], journal: dying, approvalSecret: SECRET }).run(
+      [{ id: 'f', name: 'fetch', args: {} }],
+      { turn: 'conv-1/resp-1' },
+    );
+    await started.promise;
+    dying.crash('conv-1/resp-1');
+    const [result] = await createPipeline({ tools: [fetchOf(() => 'page')], journal, approvalSecret: SECRET }).resume('conv-1/resp-1');
+    expect(result).toMatchObject({ status: 'ok', value: 'page' });
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]); // the API the body calls sees the same key, and deduplicates
   });
 });
