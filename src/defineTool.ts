@@ -4,8 +4,9 @@ import { ConfigError } from './errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 import type { JsonValue } from './observe/events.js';
 import type { Limiter } from './schedule/limiter.js';
+import type { RateLimiter } from './schedule/rateLimiter.js';
 import { scheduleFacts, type ScheduleFacts } from './schedule/scheduleFacts.js';
-import type { LimitOptions } from './schedule/types.js';
+import type { LimitOptions, RateLimitOptions } from './schedule/types.js';
 
 /**
  * How a tool may overlap with others.
@@ -129,6 +130,16 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * @default no limit beyond the pipeline's `concurrency`
    */
   readonly limit?: Limiter | LimitOptions<SchemaOutput<Input>>;
+  /**
+   * At most `max` bodies of the tool start in any window of `perMs` milliseconds (or per `key(args)`
+   * value), across every turn of every pipeline that runs it; a shared {@link RateLimiter} is one quota
+   * for several tools. A call waiting for a token holds no pool slot and does not hold up the parallel
+   * calls behind it (an exclusive call waits at the head, and nothing passes it). The wait is queue
+   * time, never the body's timeout. With a `limit` too, a call first takes its permit, then its token,
+   * and the token is spent only when its body starts. See `createRateLimiter`.
+   * @default no rate limit
+   */
+  readonly rateLimit?: RateLimiter | RateLimitOptions<SchemaOutput<Input>>;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
   /**

@@ -9,7 +9,9 @@ import { BodyRun } from './bodyRun.js';
 import { BodySuspended } from './bodySuspended.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
-import { LimitWaits } from './limitWaits.js';
+import { LimitWaits, type Acquired, type GateOf } from './limitWaits.js';
+import { limiterPermits } from '../schedule/limiter.js';
+import { rateLimiterTokens } from '../schedule/rateLimiter.js';
 import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
@@ -43,6 +45,10 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
  *    whose limit is full leaves the queue (holding no slot, blocking nobody) and starts, ahead of the
  *    queue, once granted and a slot is free; an exclusive one waits at the head. An exclusive head also
  *    waits for every parked call, so barriers keep their meaning.
+ * 8b. A call of a tool with a `rateLimit` then takes a token the same way (a second `LimitWaits`), once
+ *    it holds its permit and a slot is free: so no token goes to a call that cannot start. The token is
+ *    spent when the body starts and returned if it never does (a start check denied it, it was
+ *    cancelled); a call parked for a token keeps its permit, returned if it is cancelled.
  * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
  *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
  *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
@@ -78,7 +84,9 @@ export class CallPool implements BodySink {
   /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
   private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** Calls waiting for, or holding, a permit of their tool's limit. */
-  private readonly limits = new LimitWaits(() => this.pump());
+  private readonly limits: LimitWaits;
+  /** Calls waiting for, or holding, a token of their tool's rate limit (after their limit's permit). */
+  private readonly rates: LimitWaits;
   /** `pump` is on the stack. */
   private pumping = false;
   /** The output completed, errored or was unsubscribed. */
@@ -94,6 +102,9 @@ export class CallPool implements BodySink {
     /** Told when the rest is cancelled, so calls still in the policy stages are cancelled too. */
     private readonly batch: BatchCancel,
   ) {
+    const pump = () => this.pump();
+    this.limits = new LimitWaits(pump, limitGate, settings.scheduler, 'limit');
+    this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -217,12 +228,16 @@ export class CallPool implements BodySink {
       else this.holdForGrace(record); // other turns go on: the slot is freed at most abortGraceMs from now
     }
     const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
-    for (const record of this.limits.removeWhere(reached)) {
+    // Calls parked on a rate limit hold their limit's permit: it is returned too.
+    for (const record of [...this.rates.removeWhere(reached), ...this.limits.removeWhere(reached)]) {
+      this.limits.release(record);
       record.cancel(cancellation);
       cancelled.push(record);
     }
     for (const record of queued) {
-      this.limits.forget(record); // an exclusive head waiting for its limit: it held nothing else
+      // An exclusive head waiting for its limit or token: it held nothing else.
+      this.rates.forget(record);
+      this.limits.forget(record);
       if (record.status === undefined) record.cancel(cancellation); // an outcome_unknown keeps its outcome
       cancelled.push(record);
     }
@@ -263,6 +278,7 @@ export class CallPool implements BodySink {
     this.running.clear();
     this.queue.clear();
     this.limits.clear(lingering);
+    this.rates.clear(NO_RECORDS); // a lingering body spent its token when it started
     // Their limit's permits are returned when they settle (see resolveBody), or when the grace is over.
     const grace = this.settings.abortGraceMs;
     for (const record of lingering) {
@@ -275,23 +291,27 @@ export class CallPool implements BodySink {
     this.pumping = true;
     try {
       const { queue, running, settings } = this;
-      const { limits } = this;
+      const { limits, rates } = this;
       while (!this.closed && this.cancellation === undefined) {
-        // Parked calls granted their permit came before the queue: they start first.
-        if (limits.granted.length > 0) {
+        // Parked calls granted their permit or token came before the queue: they start first.
+        if (rates.granted.length > 0 || limits.granted.length > 0) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
-          this.start(limits.granted.shift()!, false);
+          const record = (rates.granted.length > 0 ? rates : limits).granted.shift()!;
+          const acquired = this.admit(record, false);
+          if (acquired === 'held') this.start(record, false);
+          else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
           continue;
         }
         const head = queue.peek();
         if (head === undefined) break;
         const exclusive = head.tool!.mode === 'exclusive';
-        if (exclusive ? running.size > 0 || limits.blocksExclusive : this.exclusiveRunning || running.size >= settings.concurrency) break;
+        const blocked = exclusive ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive : this.exclusiveRunning || running.size >= settings.concurrency;
+        if (blocked) break;
         // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
         // nothing runs (then starting is the only way forward).
         if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
-        if (head.tool!.limit !== undefined && head.status === undefined) {
-          const acquired = limits.acquire(head, exclusive);
+        if (head.status === undefined) {
+          const acquired = this.admit(head, exclusive);
           if (acquired === 'waiting') break; // an exclusive head: nothing passes it
           if (acquired !== 'held') {
             queue.shift();
@@ -306,6 +326,21 @@ export class CallPool implements BodySink {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Takes what a call needs before it may start, as far as it can: first its limit's permit, then —
+   * holding that — its rate limit's token (spent when the body starts, returned if it never does), so
+   * no token goes to a call still waiting for a permit. `held` when it has both (or needs neither); a
+   * key that failed returns the permit already taken.
+   */
+  private admit(record: CallRecord, exclusive: boolean): Acquired {
+    const { limit, rateLimit } = record.tool!;
+    const permit = limit === undefined ? 'held' : this.limits.acquire(record, exclusive);
+    if (permit !== 'held' || rateLimit === undefined) return permit;
+    const token = this.rates.acquire(record, exclusive);
+    if (typeof token !== 'string') this.limits.forget(record);
+    return token;
   }
 
   /** A call whose limit key could not be computed: it fails without running, as a body failure would. */
@@ -389,6 +424,7 @@ export class CallPool implements BodySink {
     record.started = true;
     record.startedAt = performance.now();
     record.events?.started(record);
+    if (record.tool!.rateLimit !== undefined) this.rates.spend(record);
     const timeoutMs = this.timeoutOf(record);
     if (timeoutMs !== undefined) run.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
     const { retention } = this.settings;
@@ -454,7 +490,9 @@ export class CallPool implements BodySink {
     run.clearTimer();
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
-    if (record.tool!.limit !== undefined) this.limits.release(record); // last: the permit may start a waiter at once
+    // Last: the permit (or a token the body never spent) may start a waiter at once.
+    if (record.tool!.limit !== undefined) this.limits.release(record);
+    if (record.tool!.rateLimit !== undefined) this.rates.release(record);
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 
@@ -488,3 +526,15 @@ export class CallPool implements BodySink {
     else this.destination.complete();
   }
 }
+
+const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
+
+const limitGate = (record: CallRecord): GateOf => {
+  const { limiter, key } = record.tool!.limit!;
+  return { gate: limiterPermits(limiter), key };
+};
+
+const rateGate = (record: CallRecord): GateOf => {
+  const { limiter, key } = record.tool!.rateLimit!;
+  return { gate: rateLimiterTokens(limiter), key };
+};

@@ -43,6 +43,8 @@ export class CallRecord {
   decidedAt = 0;
   startedAt = 0;
   endedAt = 0;
+  /** Milliseconds spent waiting for the tool's `limit` permit and `rateLimit` token (see `LimitWaits`). */
+  limitWaitMs = 0;
   /** Milliseconds spent in post-execute. */
   postMs = 0;
 
