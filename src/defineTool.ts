@@ -6,7 +6,7 @@ import type { JsonValue } from './observe/events.js';
 import type { Limiter } from './schedule/limiter.js';
 import type { RateLimiter } from './schedule/rateLimiter.js';
 import { scheduleFacts, type ScheduleFacts } from './schedule/scheduleFacts.js';
-import type { LimitOptions, RateLimitOptions } from './schedule/types.js';
+import type { LimitOptions, RateLimitOptions, ToolStart } from './schedule/types.js';
 
 /**
  * How a tool may overlap with others.
@@ -140,6 +140,18 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * @default no rate limit
    */
   readonly rateLimit?: RateLimiter | RateLimitOptions<SchemaOutput<Input>>;
+  /**
+   * When its calls may start. `'eager'`: as soon as the pool admits them, while the model may still be
+   * streaming the rest of its response — right for reads, which lose nothing if the response breaks
+   * off. `'after-response'`: only once the call source completed cleanly (the model's response
+   * ended); if the source errors (a dropped stream, an aborted generation) the call is answered
+   * `cancelled` (`response_failed`) and never runs — right for writes and other effects that should
+   * not start on a half-streamed response. A waiting call holds no pool slot and does not hold up the
+   * parallel calls behind it; an exclusive call behind it still waits for it, and an exclusive
+   * `after-response` call waits at the head, so calls keep their order.
+   * @default 'eager'
+   */
+  readonly start?: ToolStart;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
   /**

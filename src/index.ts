@@ -13,7 +13,7 @@ export { createLimiter } from './schedule/limiter.js';
 export type { Limiter, LimiterOptions } from './schedule/limiter.js';
 export { createRateLimiter } from './schedule/rateLimiter.js';
 export type { RateLimiter, RateLimiterOptions } from './schedule/rateLimiter.js';
-export type { LimitOptions, RateLimitOptions, ResolvedLimit, ResolvedRateLimit } from './schedule/types.js';
+export type { LimitOptions, RateLimitOptions, ResolvedLimit, ResolvedRateLimit, ToolStart } from './schedule/types.js';
 export type { ScheduleFacts } from './schedule/scheduleFacts.js';
 export type { ToolContract, ToolContractDefinition } from './toolContract.js';
 

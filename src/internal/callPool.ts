@@ -49,6 +49,11 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
  *    it holds its permit and a slot is free: so no token goes to a call that cannot start. The token is
  *    spent when the body starts and returned if it never does (a start check denied it, it was
  *    cancelled); a call parked for a token keeps its permit, returned if it is cancelled.
+ * 8c. A call of a tool with `start: 'after-response'` waits, before its limits, until the source completed:
+ *    a parallel one leaves the queue for `responseWaits` (holding no slot, blocking nobody) and goes
+ *    first once the source completed; an exclusive one waits at the head, and an exclusive head waits
+ *    for every call in `responseWaits`, so order holds. If the source errors, all of them (waiting or
+ *    still queued) are answered `cancelled` (`response_failed`) before the error is forwarded.
  * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
  *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
  *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
@@ -87,6 +92,8 @@ export class CallPool implements BodySink {
   private readonly limits: LimitWaits;
   /** Calls waiting for, or holding, a token of their tool's rate limit (after their limit's permit). */
   private readonly rates: LimitWaits;
+  /** Parallel `after-response` calls that left the queue to wait for the source to complete, in order. */
+  private readonly responseWaits = new Fifo<CallRecord>();
   /** `pump` is on the stack. */
   private pumping = false;
   /** The output completed, errored or was unsubscribed. */
@@ -112,7 +119,7 @@ export class CallPool implements BodySink {
   next(record: CallRecord): void {
     if (this.closed) return;
     this.outstanding++;
-    const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn)) : undefined;
+    const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn) ?? this.responseFailed(record)) : undefined;
     if (record.status === 'suspended' || (record.status === undefined && cancellation === undefined && this.waitsBehindSuspended(record))) {
       this.holdPlace(record);
       this.emit(record);
@@ -133,12 +140,29 @@ export class CallPool implements BodySink {
 
   error(error: unknown): void {
     this.sourceError = { error };
+    this.sourceDone = true;
+    if (!this.closed) this.cancelAfterResponse();
     this.complete();
   }
 
   complete(): void {
     this.sourceDone = true;
+    if (this.responseWaits.length > 0 || this.queue.length > 0) this.pump(); // after-response calls may start now
     this.closeIfDone();
+  }
+
+  /** An `after-response` call arriving after the source errored (from a stage still working): it never runs. */
+  private responseFailed(record: CallRecord): Cancellation | undefined {
+    return this.sourceError !== undefined && record.tool!.start === 'after-response' ? RESPONSE_FAILED : undefined;
+  }
+
+  /** The source errored: the `after-response` calls that have not started never will. */
+  private cancelAfterResponse(): void {
+    const cancellation = RESPONSE_FAILED;
+    const waiting = [...this.responseWaits.removeWhere(() => true), ...this.queue.removeWhere((record) => record.status === undefined && record.tool!.start === 'after-response')];
+    for (const record of waiting) record.cancel(cancellation);
+    for (const record of waiting) this.emit(record);
+    this.pump(); // exclusive calls waiting behind them may start
   }
 
   resolveBody(record: CallRecord, value: unknown, streamed: boolean): void {
@@ -228,6 +252,10 @@ export class CallPool implements BodySink {
       else this.holdForGrace(record); // other turns go on: the slot is freed at most abortGraceMs from now
     }
     const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
+    for (const record of this.responseWaits.removeWhere(reached)) {
+      record.cancel(cancellation);
+      cancelled.push(record);
+    }
     // Calls parked on a rate limit hold their limit's permit: it is returned too.
     for (const record of [...this.rates.removeWhere(reached), ...this.limits.removeWhere(reached)]) {
       this.limits.release(record);
@@ -277,6 +305,7 @@ export class CallPool implements BodySink {
     }
     this.running.clear();
     this.queue.clear();
+    this.responseWaits.clear();
     this.limits.clear(lingering);
     this.rates.clear(NO_RECORDS); // a lingering body spent its token when it started
     // Their limit's permits are returned when they settle (see resolveBody), or when the grace is over.
@@ -293,10 +322,12 @@ export class CallPool implements BodySink {
       const { queue, running, settings } = this;
       const { limits, rates } = this;
       while (!this.closed && this.cancellation === undefined) {
-        // Parked calls granted their permit or token came before the queue: they start first.
-        if (rates.granted.length > 0 || limits.granted.length > 0) {
+        // Parked calls granted their permit or token, or whose response ended, came before the queue: they go first.
+        const { responseWaits } = this;
+        const responded = this.sourceDone && responseWaits.length > 0;
+        if (rates.granted.length > 0 || limits.granted.length > 0 || responded) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
-          const record = (rates.granted.length > 0 ? rates : limits).granted.shift()!;
+          const record = rates.granted.length > 0 ? rates.granted.shift()! : limits.granted.length > 0 ? limits.granted.shift()! : responseWaits.shift()!;
           const acquired = this.admit(record, false);
           if (acquired === 'held') this.start(record, false);
           else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
@@ -305,11 +336,18 @@ export class CallPool implements BodySink {
         const head = queue.peek();
         if (head === undefined) break;
         const exclusive = head.tool!.mode === 'exclusive';
-        const blocked = exclusive ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive : this.exclusiveRunning || running.size >= settings.concurrency;
+        const blocked = exclusive
+          ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive || responseWaits.length > 0
+          : this.exclusiveRunning || running.size >= settings.concurrency;
         if (blocked) break;
         // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
         // nothing runs (then starting is the only way forward).
         if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
+        if (head.status === undefined && head.tool!.start === 'after-response' && !this.sourceDone) {
+          if (exclusive) break; // it waits at the head: nothing passes it
+          responseWaits.push(queue.shift()!);
+          continue;
+        }
         if (head.status === undefined) {
           const acquired = this.admit(head, exclusive);
           if (acquired === 'waiting') break; // an exclusive head: nothing passes it
@@ -528,6 +566,7 @@ export class CallPool implements BodySink {
 }
 
 const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
+const RESPONSE_FAILED: Cancellation = Object.freeze({ reason: 'response_failed', by: undefined });
 
 const limitGate = (record: CallRecord): GateOf => {
   const { limiter, key } = record.tool!.limit!;

@@ -160,7 +160,9 @@ export class CallRecord {
     const cause =
       reason === 'aborted'
         ? 'the run was aborted'
-        : reason === 'sibling_failed'
+        : reason === 'response_failed'
+          ? "the model's response failed before it ended, and this tool starts only after a complete response"
+          : reason === 'sibling_failed'
           ? `call ${quote(by?.id ?? '')} (${by?.name}) failed`
           : `call ${quote(by?.id ?? '')} (${by?.name}) cancelled the remaining calls`;
     const message = this.started

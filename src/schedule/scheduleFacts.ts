@@ -2,7 +2,7 @@ import { ConfigError } from '../errors.js';
 import { isRecord } from '../internal/validate.js';
 import { createLimiter, isLimiter } from './limiter.js';
 import { checkRate, createRateLimiter, isRateLimiter } from './rateLimiter.js';
-import type { ResolvedLimit, ResolvedRateLimit } from './types.js';
+import type { ResolvedLimit, ResolvedRateLimit, ToolStart } from './types.js';
 
 /**
  * What a tool declares about its scheduling, as `defineTool` resolves it onto the tool.
@@ -18,6 +18,8 @@ export interface ScheduleFacts<Args = unknown> {
   readonly limit: ResolvedLimit<Args> | undefined;
   /** The tool's rate limit (see `ToolDefinition.rateLimit`); undefined for none. */
   readonly rateLimit: ResolvedRateLimit<Args> | undefined;
+  /** When the tool's calls may start (see `ToolDefinition.start`). */
+  readonly start: ToolStart;
 }
 
 /**
@@ -25,10 +27,13 @@ export interface ScheduleFacts<Args = unknown> {
  * limiter of its own, a `{ max, perMs, key }` rate limit a rate limiter of its own).
  * @throws {ConfigError} naming `where` and the option
  */
-export function scheduleFacts<Args>(where: ConfigError['where'], definition: { readonly limit?: unknown; readonly rateLimit?: unknown }): ScheduleFacts<Args> {
+export function scheduleFacts<Args>(where: ConfigError['where'], definition: { readonly limit?: unknown; readonly rateLimit?: unknown; readonly start?: unknown }): ScheduleFacts<Args> {
+  const { start = 'eager' } = definition;
+  if (start !== 'eager' && start !== 'after-response') throw new ConfigError(where, 'start', "'eager' or 'after-response'", start);
   return {
     limit: resolveLimit(where, definition.limit) as ResolvedLimit<Args> | undefined,
     rateLimit: resolveRateLimit(where, definition.rateLimit) as ResolvedRateLimit<Args> | undefined,
+    start,
   };
 }
 

@@ -2,6 +2,19 @@ import type { Limiter } from './limiter.js';
 import type { RateLimiter } from './rateLimiter.js';
 
 /**
+ * When a tool's calls may start (`ToolDefinition.start`): `'eager'` as soon as the pool admits them,
+ * while the model's response may still be streaming; `'after-response'` only once the call source
+ * completed cleanly (the response ended) — and never if it errored.
+ *
+ * @example
+ * ```ts
+ * const write = defineTool({ ...definition, mode: 'exclusive', start: 'after-response' });
+ * const start: ToolStart = write.start; // 'after-response'
+ * ```
+ */
+export type ToolStart = 'eager' | 'after-response';
+
+/**
  * A tool's `limit`: at most `max` of its bodies at once — or, with `key`, at most `max` per value of
  * `key(args)` (one per repository, two per host) — across every turn of every pipeline that runs the
  * tool. Pass a shared {@link Limiter} instead to cap several tools together.
