@@ -22,7 +22,7 @@ const sleeper = (name: string, mode: 'parallel' | 'exclusive', start?: ToolStart
     },
   });
 const call = (key: string, name: string, frames: number): ToolCall => ({ id: key, name, args: { key, frames } });
-const describeResult = (r: ToolResult) => (r.status === 'cancelled' ? `${r.id}:cancelled:${r.error.reason}` : `${r.id}:${r.status}`);
+const describeResult = (r: ToolResult) => (r.status === 'cancelled' ? `${r.id}:cancelled:${(r.error as { reason: string }).reason}` : `${r.id}:${r.status}`);
 
 describe("start: 'after-response' (virtual time)", () => {
   let scheduler: TestScheduler;
