@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
+import { Subject, Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Approver, type Limiter, type PrePolicy, type RateLimiter, type ToolContext } from '../../src/index.js';
+import { defineTool, type AnyTool, type Approver, type Limiter, type PrePolicy, type RateLimiter, type ToolCall, type ToolContext } from '../../src/index.js';
 
 /** Watches tool bodies: who runs, overlaps, starts, and which signals aborted. */
 export class BodyMonitor {
@@ -228,3 +228,17 @@ export const callSpecs = fc.array(
   }),
   { maxLength: 14 },
 );
+
+/** One call of `callSpecs`. */
+export type CallSpec = (typeof callSpecs extends fc.Arbitrary<infer T> ? T : never)[number];
+
+/** Feeds one pipeline's calls, each arrival a scheduler task unless part of a burst; calls alternate two turns. */
+export async function feedCalls(s: fc.Scheduler, tag: string, specs: readonly CallSpec[], calls: Subject<ToolCall>): Promise<void> {
+  for (const [i, spec] of specs.entries()) {
+    if (!spec.burst) await s.schedule(Promise.resolve(), `${tag} arrival ${i}`);
+    const args = { key: `${tag}${i}`, steps: spec.steps, outcome: spec.outcome };
+    calls.next({ id: `c${i}`, name: spec.name, args, turn: `t${i % 2}` });
+  }
+  await s.schedule(Promise.resolve(), `${tag} source completes`);
+  calls.complete();
+}
