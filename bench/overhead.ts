@@ -44,6 +44,12 @@ const limitedPipeline = (max: number) =>
   createPipeline({ tools: [defineTool({ name: 'noop', description: 'no-op', input, mode: 'parallel', limit: { max }, execute: asyncBody })], concurrency: CONCURRENCY });
 const limitAtConcurrency = limitedPipeline(CONCURRENCY);
 const limitAtHalf = limitedPipeline(CONCURRENCY / 2);
+// A rate limit that never waits (a quota far above the run's starts): each call takes a token and spends
+// it when its body starts, as a ratio to the plain path.
+const rateLimitedPipeline = createPipeline({
+  tools: [defineTool({ name: 'noop', description: 'no-op', input, mode: 'parallel', rateLimit: { max: 10_000_000, perMs: 1000 }, execute: asyncBody })],
+  concurrency: CONCURRENCY,
+});
 const syncPipeline = createPipeline({ tools: [syncTool], concurrency: CONCURRENCY });
 
 const objectCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: { x: i } }));
@@ -122,6 +128,7 @@ const variants: Variant[] = [
   },
   { name: 'pipeline.run, async, limit max 10', baseline: 'pipeline.run, async body', run: () => limitAtConcurrency.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 5', baseline: 'pipeline.run, async body', run: () => limitAtHalf.run(objectCalls) },
+  { name: 'pipeline.run, async, rateLimit never waits', baseline: 'pipeline.run, async body', run: () => rateLimitedPipeline.run(objectCalls) },
   { name: 'pipeline.run, sync body', baseline: 'baseline p-limit, sync body', run: () => syncPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, JSON args', baseline: 'baseline p-limit, async, JSON args', run: () => asyncPipeline.run(jsonCalls) },
 ];

@@ -4,9 +4,10 @@ import { ConfigError } from './errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
 import type { JsonValue } from './observe/events.js';
 import type { Limiter } from './schedule/limiter.js';
+import type { RateLimiter } from './schedule/rateLimiter.js';
 import { resolveRetry, type ResolvedRetry, type RetryOptions } from './schedule/retry.js';
 import { scheduleFacts, type ScheduleFacts } from './schedule/scheduleFacts.js';
-import type { LimitOptions } from './schedule/types.js';
+import type { LimitOptions, RateLimitOptions, ToolStart } from './schedule/types.js';
 
 /**
  * How a tool may overlap with others.
@@ -154,6 +155,28 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * @default no limit beyond the pipeline's `concurrency`
    */
   readonly limit?: Limiter | LimitOptions<SchemaOutput<Input>>;
+  /**
+   * At most `max` bodies of the tool start in any window of `perMs` milliseconds (or per `key(args)`
+   * value), across every turn of every pipeline that runs it; a shared {@link RateLimiter} is one quota
+   * for several tools. A call waiting for a token holds no pool slot and does not hold up the parallel
+   * calls behind it (an exclusive call waits at the head, and nothing passes it). The wait is queue
+   * time, never the body's timeout. With a `limit` too, a call first takes its permit, then its token,
+   * and the token is spent only when its body starts. See `createRateLimiter`.
+   * @default no rate limit
+   */
+  readonly rateLimit?: RateLimiter | RateLimitOptions<SchemaOutput<Input>>;
+  /**
+   * When its calls may start. `'eager'`: as soon as the pool admits them, while the model may still be
+   * streaming the rest of its response — right for reads, which lose nothing if the response breaks
+   * off. `'after-response'`: only once the call source completed cleanly (the model's response
+   * ended); if the source errors (a dropped stream, an aborted generation) the call is answered
+   * `cancelled` (`response_failed`) and never runs — right for writes and other effects that should
+   * not start on a half-streamed response. A waiting call holds no pool slot and does not hold up the
+   * parallel calls behind it; an exclusive call behind it still waits for it, and an exclusive
+   * `after-response` call waits at the head, so calls keep their order.
+   * @default 'eager'
+   */
+  readonly start?: ToolStart;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
   /**

@@ -47,7 +47,8 @@ export class ConfigError extends TypeError {
       | 'setFleetLimits'
       | 'redisJournal'
       | 'renderTimeline'
-      | 'createLimiter',
+      | 'createLimiter'
+      | 'createRateLimiter',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,

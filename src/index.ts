@@ -8,10 +8,12 @@ export { defineTool } from './defineTool.js';
 export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './defineTool.js';
 export { implementTool, isToolContract, toolContract } from './toolContract.js';
 
-// Scheduling (limits)
+// Scheduling (limits, rate limits)
 export { createLimiter } from './schedule/limiter.js';
 export type { Limiter, LimiterOptions } from './schedule/limiter.js';
-export type { LimitOptions, ResolvedLimit } from './schedule/types.js';
+export { createRateLimiter } from './schedule/rateLimiter.js';
+export type { RateLimiter, RateLimiterOptions } from './schedule/rateLimiter.js';
+export type { LimitOptions, RateLimitOptions, ResolvedLimit, ResolvedRateLimit, ToolStart } from './schedule/types.js';
 export type { ScheduleFacts } from './schedule/scheduleFacts.js';
 export type { AttemptError, ResolvedRetry, RetryBackoff, RetryOptions } from './schedule/retry.js';
 export type { ToolContract, ToolContractDefinition } from './toolContract.js';

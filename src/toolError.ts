@@ -141,7 +141,9 @@ export type CancelReason =
   /** A tool body called `ctx.cancelRest()`. */
   | 'cancel_requested'
   /** The `signal` given to `run()` / `operator()` aborted. */
-  | 'aborted';
+  | 'aborted'
+  /** The call source (the model's response) errored, and the tool starts only after a complete one (`start: 'after-response'`). */
+  | 'response_failed';
 
 /** The call was cancelled before it finished; `started` says whether its body had begun. */
 export interface CancelledError {

@@ -14,7 +14,7 @@ export type ResultStatus = 'ok' | 'error' | 'denied' | 'cancelled' | 'suspended'
  * @example
  * ```ts
  * const { durations } = result.timing;
- * console.log(`waited ${durations.queue} ms, ran ${durations.execute} ms`);
+ * console.log(`waited ${durations.queue} ms (${durations.limit} ms of it for the tool's limits), ran ${durations.execute} ms`);
  * ```
  */
 export interface ToolTiming {
@@ -31,8 +31,16 @@ export interface ToolTiming {
     readonly intake: number;
     /** Pre-execute policies, the guard and approval. */
     readonly policy: number;
-    /** Waiting to start: for a slot in the pool (behind barriers and the concurrency limit) and for the tool's `limit`. */
+    /**
+     * Waiting to start: for a slot in the pool (behind barriers and the concurrency limit) and for the
+     * tool's `limit` and `rateLimit` — `limit` included, so `queue - limit` is the wait for a slot.
+     */
     readonly queue: number;
+    /**
+     * The part of `queue` spent waiting for the tool's `limit` (a permit) and `rateLimit` (a token);
+     * `0` for a call that never started or never waited for either.
+     */
+    readonly limit: number;
     /** The body, from start to outcome. */
     readonly execute: number;
     /** Post-execute policies and retention. */

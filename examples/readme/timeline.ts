@@ -25,6 +25,7 @@ function result(index: number, id: string, name: string, at: { received: number;
       intake: 1,
       policy: at.decided - at.received - 1,
       queue: started ? at.started! - at.decided : 0,
+      limit: 0,
       execute: started ? at.ended! - at.started! : 0,
       post: started ? 1 : 0,
       total: finished - at.received,

@@ -10,7 +10,9 @@ import { BodyRun } from './bodyRun.js';
 import { BodySuspended } from './bodySuspended.js';
 import { ExecutionContext } from './executionContext.js';
 import { Fifo } from './fifo.js';
-import { LimitWaits } from './limitWaits.js';
+import { LimitWaits, type Acquired, type GateOf } from './limitWaits.js';
+import { limiterPermits } from '../schedule/limiter.js';
+import { rateLimiterTokens } from '../schedule/rateLimiter.js';
 import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
@@ -52,6 +54,15 @@ import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
  *    its own timeout. A timed-out attempt is aborted first; the delay starts once it settled (at most
  *    `abortGraceMs`), so attempts never overlap. Cancelling the call or closing the pool clears a
  *    pending delay, and no attempt starts after it. The report of an earlier attempt is ignored.
+ * 8c. A call of a tool with a `rateLimit` then takes a token the same way (a second `LimitWaits`), once
+ *    it holds its permit and a slot is free: so no token goes to a call that cannot start. The token is
+ *    spent when the body starts and returned if it never does (a start check denied it, it was
+ *    cancelled); a call parked for a token keeps its permit, returned if it is cancelled.
+ * 8d. A call of a tool with `start: 'after-response'` waits, before its limits, until the source completed:
+ *    a parallel one leaves the queue for `responseWaits` (holding no slot, blocking nobody) and goes
+ *    first once the source completed; an exclusive one waits at the head, and an exclusive head waits
+ *    for every call in `responseWaits`, so order holds. If the source errors, all of them (waiting or
+ *    still queued) are answered `cancelled` (`response_failed`) before the error is forwarded.
  * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
  *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
  *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
@@ -87,7 +98,11 @@ export class CallPool implements BodySink {
   /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
   private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** Calls waiting for, or holding, a permit of their tool's limit. */
-  private readonly limits = new LimitWaits(() => this.pump());
+  private readonly limits: LimitWaits;
+  /** Calls waiting for, or holding, a token of their tool's rate limit (after their limit's permit). */
+  private readonly rates: LimitWaits;
+  /** Parallel `after-response` calls that left the queue to wait for the source to complete, in order. */
+  private readonly responseWaits = new Fifo<CallRecord>();
   /** Drawn on first use: the idempotency key of a call without a turn (see `idempotencyKeyOf`). */
   private subscription: string | undefined = undefined;
   /** `pump` is on the stack. */
@@ -106,6 +121,9 @@ export class CallPool implements BodySink {
     /** Told when the rest is cancelled, so calls still in the policy stages are cancelled too. */
     private readonly batch: BatchCancel,
   ) {
+    const pump = () => this.pump();
+    this.limits = new LimitWaits(pump, limitGate, settings.scheduler, 'limit');
+    this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -113,7 +131,7 @@ export class CallPool implements BodySink {
   next(record: CallRecord): void {
     if (this.closed) return;
     this.outstanding++;
-    const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn)) : undefined;
+    const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn) ?? this.responseFailed(record)) : undefined;
     if (record.status === 'suspended' || (record.status === undefined && cancellation === undefined && this.waitsBehindSuspended(record))) {
       this.holdPlace(record);
       this.emit(record);
@@ -138,12 +156,29 @@ export class CallPool implements BodySink {
 
   error(error: unknown): void {
     this.sourceError = { error };
+    this.sourceDone = true;
+    if (!this.closed) this.cancelAfterResponse();
     this.complete();
   }
 
   complete(): void {
     this.sourceDone = true;
+    if (this.responseWaits.length > 0 || this.queue.length > 0) this.pump(); // after-response calls may start now
     this.closeIfDone();
+  }
+
+  /** An `after-response` call arriving after the source errored (from a stage still working): it never runs. */
+  private responseFailed(record: CallRecord): Cancellation | undefined {
+    return this.sourceError !== undefined && record.tool!.start === 'after-response' ? RESPONSE_FAILED : undefined;
+  }
+
+  /** The source errored: the `after-response` calls that have not started never will. */
+  private cancelAfterResponse(): void {
+    const cancellation = RESPONSE_FAILED;
+    const waiting = [...this.responseWaits.removeWhere(() => true), ...this.queue.removeWhere((record) => record.status === undefined && record.tool!.start === 'after-response')];
+    for (const record of waiting) record.cancel(cancellation);
+    for (const record of waiting) this.emit(record);
+    this.pump(); // exclusive calls waiting behind them may start
   }
 
   resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void {
@@ -294,12 +329,20 @@ export class CallPool implements BodySink {
       else this.holdForGrace(record); // other turns go on: the slot is freed at most abortGraceMs from now
     }
     const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
-    for (const record of this.limits.removeWhere(reached)) {
+    for (const record of this.responseWaits.removeWhere(reached)) {
+      record.cancel(cancellation);
+      cancelled.push(record);
+    }
+    // Calls parked on a rate limit hold their limit's permit: it is returned too.
+    for (const record of [...this.rates.removeWhere(reached), ...this.limits.removeWhere(reached)]) {
+      this.limits.release(record);
       record.cancel(cancellation);
       cancelled.push(record);
     }
     for (const record of queued) {
-      this.limits.forget(record); // an exclusive head waiting for its limit: it held nothing else
+      // An exclusive head waiting for its limit or token: it held nothing else.
+      this.rates.forget(record);
+      this.limits.forget(record);
       if (record.status === undefined) record.cancel(cancellation); // an outcome_unknown keeps its outcome
       cancelled.push(record);
     }
@@ -339,7 +382,9 @@ export class CallPool implements BodySink {
     }
     this.running.clear();
     this.queue.clear();
+    this.responseWaits.clear();
     this.limits.clear(lingering);
+    this.rates.clear(NO_RECORDS); // a lingering body spent its token when it started
     // Their limit's permits are returned when they settle (see resolveBody), or when the grace is over.
     const grace = this.settings.abortGraceMs;
     for (const record of lingering) {
@@ -352,23 +397,36 @@ export class CallPool implements BodySink {
     this.pumping = true;
     try {
       const { queue, running, settings } = this;
-      const { limits } = this;
+      const { limits, rates } = this;
       while (!this.closed && this.cancellation === undefined) {
-        // Parked calls granted their permit came before the queue: they start first.
-        if (limits.granted.length > 0) {
+        // Parked calls granted their permit or token, or whose response ended, came before the queue: they go first.
+        const { responseWaits } = this;
+        const responded = this.sourceDone && responseWaits.length > 0;
+        if (rates.granted.length > 0 || limits.granted.length > 0 || responded) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
-          this.start(limits.granted.shift()!, false);
+          const record = rates.granted.length > 0 ? rates.granted.shift()! : limits.granted.length > 0 ? limits.granted.shift()! : responseWaits.shift()!;
+          const acquired = this.admit(record, false);
+          if (acquired === 'held') this.start(record, false);
+          else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
           continue;
         }
         const head = queue.peek();
         if (head === undefined) break;
         const exclusive = head.tool!.mode === 'exclusive';
-        if (exclusive ? running.size > 0 || limits.blocksExclusive : this.exclusiveRunning || running.size >= settings.concurrency) break;
+        const blocked = exclusive
+          ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive || responseWaits.length > 0
+          : this.exclusiveRunning || running.size >= settings.concurrency;
+        if (blocked) break;
         // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
         // nothing runs (then starting is the only way forward).
         if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
-        if (head.tool!.limit !== undefined && head.status === undefined) {
-          const acquired = limits.acquire(head, exclusive);
+        if (head.status === undefined && head.tool!.start === 'after-response' && !this.sourceDone) {
+          if (exclusive) break; // it waits at the head: nothing passes it
+          responseWaits.push(queue.shift()!);
+          continue;
+        }
+        if (head.status === undefined) {
+          const acquired = this.admit(head, exclusive);
           if (acquired === 'waiting') break; // an exclusive head: nothing passes it
           if (acquired !== 'held') {
             queue.shift();
@@ -383,6 +441,21 @@ export class CallPool implements BodySink {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Takes what a call needs before it may start, as far as it can: first its limit's permit, then —
+   * holding that — its rate limit's token (spent when the body starts, returned if it never does), so
+   * no token goes to a call still waiting for a permit. `held` when it has both (or needs neither); a
+   * key that failed returns the permit already taken.
+   */
+  private admit(record: CallRecord, exclusive: boolean): Acquired {
+    const { limit, rateLimit } = record.tool!;
+    const permit = limit === undefined ? 'held' : this.limits.acquire(record, exclusive);
+    if (permit !== 'held' || rateLimit === undefined) return permit;
+    const token = this.rates.acquire(record, exclusive);
+    if (typeof token !== 'string') this.limits.forget(record);
+    return token;
   }
 
   /** A call whose limit key could not be computed: it fails without running, as a body failure would. */
@@ -465,6 +538,7 @@ export class CallPool implements BodySink {
     record.started = true;
     record.startedAt = performance.now();
     record.events?.started(record);
+    if (record.tool!.rateLimit !== undefined) this.rates.spend(record); // one token per call: a retry's attempts take none
     this.attempt(record);
   }
 
@@ -543,7 +617,9 @@ export class CallPool implements BodySink {
     run.clearTimer();
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
-    if (record.tool!.limit !== undefined) this.limits.release(record); // last: the permit may start a waiter at once
+    // Last: the permit (or a token the body never spent) may start a waiter at once.
+    if (record.tool!.limit !== undefined) this.limits.release(record);
+    if (record.tool!.rateLimit !== undefined) this.rates.release(record);
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 
@@ -577,3 +653,16 @@ export class CallPool implements BodySink {
     else this.destination.complete();
   }
 }
+
+const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
+const RESPONSE_FAILED: Cancellation = Object.freeze({ reason: 'response_failed', by: undefined });
+
+const limitGate = (record: CallRecord): GateOf => {
+  const { limiter, key } = record.tool!.limit!;
+  return { gate: limiterPermits(limiter), key };
+};
+
+const rateGate = (record: CallRecord): GateOf => {
+  const { limiter, key } = record.tool!.rateLimit!;
+  return { gate: rateLimiterTokens(limiter), key };
+};

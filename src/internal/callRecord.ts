@@ -45,6 +45,8 @@ export class CallRecord {
   decidedAt = 0;
   startedAt = 0;
   endedAt = 0;
+  /** Milliseconds spent waiting for the tool's `limit` permit and `rateLimit` token (see `LimitWaits`). */
+  limitWaitMs = 0;
   /** Milliseconds spent in post-execute. */
   postMs = 0;
 
@@ -160,7 +162,9 @@ export class CallRecord {
     const cause =
       reason === 'aborted'
         ? 'the run was aborted'
-        : reason === 'sibling_failed'
+        : reason === 'response_failed'
+          ? "the model's response failed before it ended, and this tool starts only after a complete response"
+          : reason === 'sibling_failed'
           ? `call ${quote(by?.id ?? '')} (${by?.name}) failed`
           : `call ${quote(by?.id ?? '')} (${by?.name}) cancelled the remaining calls`;
     const message = this.started

@@ -1,29 +1,40 @@
 import { ConfigError } from '../errors.js';
 import { isRecord } from '../internal/validate.js';
 import { createLimiter, isLimiter } from './limiter.js';
-import type { ResolvedLimit } from './types.js';
+import { checkRate, createRateLimiter, isRateLimiter } from './rateLimiter.js';
+import type { ResolvedLimit, ResolvedRateLimit, ToolStart } from './types.js';
 
 /**
  * What a tool declares about its scheduling, as `defineTool` resolves it onto the tool.
  *
  * @example
  * ```ts
- * const tool = defineTool({ ...definition, limit: { max: 2 } });
- * const facts: ScheduleFacts = tool; // tool.limit: { limiter, key }
+ * const tool = defineTool({ ...definition, limit: { max: 2 }, rateLimit: { max: 10, perMs: 1000 } });
+ * const facts: ScheduleFacts = tool; // tool.limit, tool.rateLimit: { limiter, key }
  * ```
  */
 export interface ScheduleFacts<Args = unknown> {
   /** The tool's limit (see `ToolDefinition.limit`); undefined for none. */
   readonly limit: ResolvedLimit<Args> | undefined;
+  /** The tool's rate limit (see `ToolDefinition.rateLimit`); undefined for none. */
+  readonly rateLimit: ResolvedRateLimit<Args> | undefined;
+  /** When the tool's calls may start (see `ToolDefinition.start`). */
+  readonly start: ToolStart;
 }
 
 /**
  * Checks a tool definition's scheduling options and resolves them (a `{ max, key }` limit gets a
- * limiter of its own).
+ * limiter of its own, a `{ max, perMs, key }` rate limit a rate limiter of its own).
  * @throws {ConfigError} naming `where` and the option
  */
-export function scheduleFacts<Args>(where: ConfigError['where'], definition: { readonly limit?: unknown }): ScheduleFacts<Args> {
-  return { limit: resolveLimit(where, definition.limit) as ResolvedLimit<Args> | undefined };
+export function scheduleFacts<Args>(where: ConfigError['where'], definition: { readonly limit?: unknown; readonly rateLimit?: unknown; readonly start?: unknown }): ScheduleFacts<Args> {
+  const { start = 'eager' } = definition;
+  if (start !== 'eager' && start !== 'after-response') throw new ConfigError(where, 'start', "'eager' or 'after-response'", start);
+  return {
+    limit: resolveLimit(where, definition.limit) as ResolvedLimit<Args> | undefined,
+    rateLimit: resolveRateLimit(where, definition.rateLimit) as ResolvedRateLimit<Args> | undefined,
+    start,
+  };
 }
 
 function resolveLimit(where: ConfigError['where'], limit: unknown): ResolvedLimit<never> | undefined {
@@ -35,4 +46,14 @@ function resolveLimit(where: ConfigError['where'], limit: unknown): ResolvedLimi
   if (!Number.isInteger(max) || (max as number) < 1) throw new ConfigError(where, 'limit.max', 'an integer of at least 1', max);
   if (key !== undefined && typeof key !== 'function') throw new ConfigError(where, 'limit.key', 'a function (args) => string', key);
   return Object.freeze({ limiter: createLimiter({ max: max as number }), key: key as ((args: never) => string) | undefined });
+}
+
+function resolveRateLimit(where: ConfigError['where'], rateLimit: unknown): ResolvedRateLimit<never> | undefined {
+  if (rateLimit === undefined) return undefined;
+  if (isRateLimiter(rateLimit)) return Object.freeze({ limiter: rateLimit, key: undefined });
+  if (!isRecord(rateLimit)) throw new ConfigError(where, 'rateLimit', 'a RateLimiter (createRateLimiter) or { max, perMs, key? }', rateLimit);
+  const rate = checkRate(where, 'rateLimit.', rateLimit);
+  const { key } = rateLimit;
+  if (key !== undefined && typeof key !== 'function') throw new ConfigError(where, 'rateLimit.key', 'a function (args) => string', key);
+  return Object.freeze({ limiter: createRateLimiter(rate), key: key as ((args: never) => string) | undefined });
 }

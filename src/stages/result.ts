@@ -67,6 +67,7 @@ export function toResult(record: CallRecord): ToolResult {
       intake: record.admittedAt - record.receivedAt,
       policy: record.decidedAt > 0 ? record.decidedAt - record.admittedAt : 0,
       queue: started ? record.startedAt - decidedAt : 0,
+      limit: started ? record.limitWaitMs : 0,
       execute: started ? record.endedAt - record.startedAt : 0,
       post: record.postMs,
       total: finishedAt - record.receivedAt,

@@ -2,22 +2,11 @@ import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createLimiter, createPipeline, type ToolCall, type ToolResult } from '../../src/index.js';
-import { BodyMonitor, callSpecs, GroupMonitor, monitoredTools, schedulerTimers } from '../support/monitor.js';
+import { BodyMonitor, callSpecs, feedCalls as feed, type CallSpec, GroupMonitor, monitoredTools, schedulerTimers } from '../support/monitor.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 
-type Spec = (typeof callSpecs extends fc.Arbitrary<infer T> ? T : never)[number];
-
-/** Feeds one pipeline's calls, each arrival a scheduler task unless part of a burst; calls alternate two turns. */
-async function feed(s: fc.Scheduler, tag: string, specs: readonly Spec[], calls: Subject<ToolCall>): Promise<void> {
-  for (const [i, spec] of specs.entries()) {
-    if (!spec.burst) await s.schedule(Promise.resolve(), `${tag} arrival ${i}`);
-    const args = { key: `${tag}${i}`, steps: spec.steps, outcome: spec.outcome };
-    calls.next({ id: `c${i}`, name: spec.name, args, turn: `t${i % 2}` });
-  }
-  await s.schedule(Promise.resolve(), `${tag} source completes`);
-  calls.complete();
-}
+type Spec = CallSpec;
 
 describe('limits under random latencies, failures, modes, arrivals and two pipelines sharing a Limiter', () => {
   it('never more than max limited bodies at once; barriers kept; no deadlock; one result per call in order; nothing left held', async () => {

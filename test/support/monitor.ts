@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
+import { Subject, Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Approver, type Limiter, type PrePolicy, type ToolContext } from '../../src/index.js';
+import { defineTool, type AnyTool, type Approver, type Limiter, type PrePolicy, type RateLimiter, type ToolCall, type ToolContext } from '../../src/index.js';
 
 /** Watches tool bodies: who runs, overlaps, starts, and which signals aborted. */
 export class BodyMonitor {
@@ -35,17 +35,22 @@ export class BodyMonitor {
 export class GroupMonitor {
   running = 0;
   max = 0;
+  /** When each body started, by `clock` (what a rate limit caps). */
+  readonly starts: number[] = [];
+  constructor(private readonly clock: () => number = () => 0) {}
   enter(): void {
     this.max = Math.max(this.max, ++this.running);
+    this.starts.push(this.clock());
   }
   exit(): void {
     this.running--;
   }
 }
 
-/** Scheduling options for `monitoredTools`: a limiter per tool name, watched by a group monitor. */
+/** Scheduling options for `monitoredTools`: a limiter and/or rate limiter for some tools, watched by a group monitor. */
 export interface MonitoredLimits {
-  readonly limiter: Limiter;
+  readonly limiter?: Limiter;
+  readonly rateLimiter?: RateLimiter;
   readonly tools: readonly ('par' | 'ex' | 'slow')[];
   readonly group: GroupMonitor;
 }
@@ -75,6 +80,26 @@ export function schedulerTimers(s: fc.Scheduler): SchedulerLike & { readonly act
         work.call(subscription as unknown as SchedulerAction<T>, state);
       });
       return subscription;
+    },
+  };
+}
+
+/**
+ * Like `schedulerTimers`, with a clock: a timer that fires moves `now` to (at least) the time it was
+ * due, so rate limits see time pass while fast-check decides the order of everything else.
+ */
+export function clockedTimers(s: fc.Scheduler): SchedulerLike & { readonly active: () => number } {
+  let clock = 0;
+  const timers = schedulerTimers(s);
+  return {
+    now: () => clock,
+    active: timers.active,
+    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
+      const due = clock + delay;
+      return timers.schedule(function (this: SchedulerAction<T>, value?: T) {
+        clock = Math.max(clock, due);
+        work.call(this, value);
+      }, delay, state);
     },
   };
 }
@@ -184,7 +209,8 @@ export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor, limits?: M
       input: callSpec,
       mode,
       ...(timeoutMs ? { timeoutMs } : {}),
-      ...(limits?.tools.includes(name as 'par') ? { limit: limits.limiter } : {}),
+      ...(limits?.limiter !== undefined && limits.tools.includes(name as 'par') ? { limit: limits.limiter } : {}),
+      ...(limits?.rateLimiter !== undefined && limits.tools.includes(name as 'par') ? { rateLimit: limits.rateLimiter } : {}),
       execute: body(mode === 'exclusive', limits?.tools.includes(name as 'par') ? limits.group : undefined),
     });
   return [tool('par', 'parallel'), tool('ex', 'exclusive'), tool('slow', 'parallel', 5)];
@@ -202,3 +228,17 @@ export const callSpecs = fc.array(
   }),
   { maxLength: 14 },
 );
+
+/** One call of `callSpecs`. */
+export type CallSpec = (typeof callSpecs extends fc.Arbitrary<infer T> ? T : never)[number];
+
+/** Feeds one pipeline's calls, each arrival a scheduler task unless part of a burst; calls alternate two turns. */
+export async function feedCalls(s: fc.Scheduler, tag: string, specs: readonly CallSpec[], calls: Subject<ToolCall>): Promise<void> {
+  for (const [i, spec] of specs.entries()) {
+    if (!spec.burst) await s.schedule(Promise.resolve(), `${tag} arrival ${i}`);
+    const args = { key: `${tag}${i}`, steps: spec.steps, outcome: spec.outcome };
+    calls.next({ id: `c${i}`, name: spec.name, args, turn: `t${i % 2}` });
+  }
+  await s.schedule(Promise.resolve(), `${tag} source completes`);
+  calls.complete();
+}

@@ -27,7 +27,10 @@ export function callsFromResults(results: readonly ToolResult[], exclusive: Read
     }
     const attempts: TimelineSpan[] = [];
     if (timing.startedAt !== undefined) {
-      if (durations.queue > 0) waits.push({ kind: 'queue', from: timing.startedAt - durations.queue, to: timing.startedAt });
+      // The limit's part of the queue is drawn last, just before the start (results give its length only).
+      const limitFrom = timing.startedAt - durations.limit;
+      if (durations.queue > durations.limit) waits.push({ kind: 'queue', from: timing.startedAt - durations.queue, to: limitFrom });
+      if (durations.limit > 0) waits.push({ kind: 'limit', from: limitFrom, to: timing.startedAt });
       attempts.push({ from: timing.startedAt, to: timing.endedAt ?? timing.startedAt });
     }
     return {

@@ -8,22 +8,24 @@ import type { ToolResult } from '../../toolResult.js';
  * | field          | from a `ToolResult`                           | from events                          |
  * |----------------|-----------------------------------------------|--------------------------------------|
  * | `receivedAt`   | `timing.receivedAt`                           | `received`                           |
- * | `waits`        | the stage durations (policy, queue)           | `decided`, `approval-*`, `started`   |
+ * | `waits`        | the stage durations (policy, queue, limit)    | `decided`, `approval-*`, `started`   |
  * | `attempts`     | one, `startedAt` → `endedAt`                  | `started` / `retry` → `finished`     |
  * | `finishedAt`   | `timing.finishedAt`                           | `finished`                           |
  * | `committedAt`  | the reorder release, derived (see below)      | `result`                             |
  *
  * A result gives one span for all of a retried body's attempts (`attemptCount` says how many, on the
- * bar's title); events give one segment per attempt. Not yet drawn because results do not carry them:
- * waits for a tool's `limit` or `rateLimit`
- * (add a `TimelineWaitKind` and its style in `WAIT_STYLES`; the compiler then asks for the rest).
+ * bar's title); events give one segment per attempt. Waits for a tool's `limit` or `rateLimit` come
+ * from `timing.durations.limit` (results only: events do not tell them apart from the queue).
  */
 
 /** A result's status, with timeouts told apart from other errors. */
 export type TimelineStatus = 'ok' | 'error' | 'denied' | 'cancelled' | 'timeout' | 'suspended';
 
-/** Why a call waited before its body started. */
-export type TimelineWaitKind = 'policy' | 'approval' | 'queue';
+/**
+ * Why a call waited before its body started: policies, an approval, a slot in the pool (`queue`), or
+ * the tool's `limit` / `rateLimit` (`limit`).
+ */
+export type TimelineWaitKind = 'policy' | 'approval' | 'queue' | 'limit';
 
 /** An interval in milliseconds on the `performance.now()` clock. */
 export interface TimelineSpan {

@@ -15,6 +15,7 @@ export const WAIT_STYLES: Readonly<Record<TimelineWaitKind, { readonly fill: str
   policy: { fill: '#a5b4c8', label: 'policy' },
   approval: { fill: 'url(#toolstream-timeline-hatch)', label: 'waiting for approval' },
   queue: { fill: '#ced4da', label: 'queued for a slot' },
+  limit: { fill: '#4c6ef5', label: 'waiting for a limit or rate limit' },
 };
 
 /** The hatch that marks approval waits (a pattern, so it reads without colour). */
