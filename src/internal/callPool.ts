@@ -264,7 +264,11 @@ export class CallPool implements BodySink {
     const run = record.run!;
     run.timer = undefined;
     if (run.done || this.closed || record.status !== undefined) return;
+    // Every attempt of a rate-limited tool is a body start: it takes a token too, waiting (in its slot)
+    // for one if none is free; the wait is withdrawn if the call ends meanwhile (see `release`).
+    if (record.tool!.rateLimit !== undefined && this.rates.retake(record, () => this.retryNow(record)) === 'waiting') return;
     run.stopBody = undefined;
+    if (record.tool!.rateLimit !== undefined) this.rates.spend(record);
     this.attempt(record);
   }
 
@@ -538,7 +542,7 @@ export class CallPool implements BodySink {
     record.started = true;
     record.startedAt = performance.now();
     record.events?.started(record);
-    if (record.tool!.rateLimit !== undefined) this.rates.spend(record); // one token per call: a retry's attempts take none
+    if (record.tool!.rateLimit !== undefined) this.rates.spend(record); // the first attempt's token (a retry takes its own: retryNow)
     this.attempt(record);
   }
 
@@ -619,7 +623,7 @@ export class CallPool implements BodySink {
     if (run.exclusive) this.exclusiveRunning = false;
     // Last: the permit (or a token the body never spent) may start a waiter at once.
     if (record.tool!.limit !== undefined) this.limits.release(record);
-    if (record.tool!.rateLimit !== undefined) this.rates.release(record);
+    if (record.tool!.rateLimit !== undefined) this.rates.forget(record); // a token held, or a retry's wait for one
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 

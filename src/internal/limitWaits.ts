@@ -57,6 +57,8 @@ export type Acquired = 'held' | 'parked' | 'waiting' | { readonly keyError: stri
 export class LimitWaits {
   /** Calls waiting for a permit: parked parallel calls and at most one exclusive call at the queue head. */
   private readonly waiting = new Map<CallRecord, Hold>();
+  /** Running calls waiting for a token before their next attempt (`retake`): they keep their slot. */
+  private readonly retaking = new Map<CallRecord, Hold>();
   /** Parked calls waiting now (so excluding the exclusive head). */
   private parked = 0;
   /** Calls holding a permit (granted or running). */
@@ -105,6 +107,42 @@ export class LimitWaits {
     return exclusive ? 'waiting' : 'parked';
   }
 
+  /**
+   * A running call needs another token before its next attempt (a retry of a rate-limited tool: every
+   * body start takes one). `'held'`: it has one now (spend it as the attempt starts). `'waiting'`:
+   * `resume` is called once one is granted — the call keeps its slot meanwhile, and `forget` (its slot
+   * released: cancelled, closed) withdraws the wait.
+   */
+  retake(record: CallRecord, resume: () => void): 'held' | 'waiting' {
+    if (this.holding.has(record)) return 'held';
+    if (this.retaking.has(record)) return 'waiting';
+    const { gate, key: keyOf } = this.gateOf(record);
+    let key = '';
+    try {
+      key = keyOf === undefined ? '' : keyOf(record.args as never); // it did not throw for the first attempt
+    } catch {
+      key = '';
+    }
+    if (gate.tryAcquire(key, this.scheduler)) {
+      this.holding.set(record, { gate, key, grant: noop, since: 0 });
+      return 'held';
+    }
+    const hold: Hold = {
+      gate,
+      key,
+      grant: () => {
+        this.retaking.delete(record);
+        this.holding.set(record, hold);
+        record.limitWaitMs += performance.now() - hold.since;
+        resume();
+      },
+      since: performance.now(),
+    };
+    this.retaking.set(record, hold);
+    gate.wait(key, hold.grant, this.scheduler);
+    return 'waiting';
+  }
+
   private granted_(record: CallRecord, hold: Hold, exclusive: boolean): void {
     this.waiting.delete(record);
     this.holding.set(record, hold);
@@ -137,6 +175,12 @@ export class LimitWaits {
    * return the permit it was granted.
    */
   forget(record: CallRecord): void {
+    const retake = this.retaking.get(record);
+    if (retake !== undefined) {
+      this.retaking.delete(record);
+      retake.gate.withdraw(retake.key, retake.grant);
+      return;
+    }
     const hold = this.waiting.get(record);
     if (hold === undefined) return this.release(record);
     this.waiting.delete(record);
@@ -163,8 +207,9 @@ export class LimitWaits {
    * shared limiter never overlaps a body started in another pipeline beyond `max`.
    */
   clear(lingering: ReadonlySet<CallRecord>): void {
-    for (const [, hold] of this.waiting) hold.gate.withdraw(hold.key, hold.grant);
+    for (const [, hold] of [...this.waiting, ...this.retaking]) hold.gate.withdraw(hold.key, hold.grant);
     this.waiting.clear();
+    this.retaking.clear();
     this.parked = 0;
     this.granted.clear();
     for (const record of [...this.holding.keys()]) if (!lingering.has(record)) this.release(record);

@@ -225,3 +225,35 @@ describe('rateLimit (real time)', () => {
     expect(quota.available()).toBe(0); // b spent the token a gave back
   });
 });
+
+describe('rateLimit with retries (virtual time)', () => {
+  it('every attempt is a body start and takes a token: a retry waits for one, in its slot, behind earlier waiters', () => {
+    const scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+    const attempts: [string, number][] = [];
+    const failedOnce = new Set<string>();
+    const flaky = defineTool({
+      name: 'flaky',
+      description: 'fails its first attempt',
+      input: z.object({ key: z.string() }),
+      mode: 'parallel',
+      idempotent: true,
+      rateLimit: { max: 1, perMs: 10 },
+      retry: { attempts: 2, backoff: { initialMs: 1, jitter: 0 } },
+      execute: ({ key }) => {
+        attempts.push([key, scheduler.now()]);
+        if (!failedOnce.has(key)) {
+          failedOnce.add(key);
+          throw new Error('first attempt fails');
+        }
+        return key;
+      },
+    });
+    scheduler.run(({ cold, expectObservable }) => {
+      const calls = cold('(ab|)', { a: { id: 'a', name: 'flaky', args: { key: 'a' } }, b: { id: 'b', name: 'flaky', args: { key: 'b' } } });
+      const pipeline = createPipeline({ tools: [flaky] });
+      expectObservable(calls.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}:${r.attempts}`))).toBe('20ms a 9ms (b|)', { a: 'a:ok:2', b: 'b:ok:2' });
+    });
+    // One start per 10 ms window: a at 0; b (waiting since 0) at 10; a's retry (waiting since 1) at 20; b's at 30.
+    expect(attempts).toEqual([['a', 0], ['b', 10], ['a', 20], ['b', 30]]);
+  });
+});
