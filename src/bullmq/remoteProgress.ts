@@ -44,6 +44,11 @@ export class ProgressSender {
     );
   };
 
+  /** How many reports were sent. */
+  get sent(): number {
+    return this.#sent;
+  }
+
   async flushed(): Promise<void> {
     await Promise.all(this.#writes);
   }

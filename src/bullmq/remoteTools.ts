@@ -155,14 +155,14 @@ class AgentFleet {
     if (watch.outcome === undefined || isStream(watch.outcome)) {
       return streamHandoff(this.#streamed(watcher, watch, signal, progress));
     }
-    await progress.drain(); // every report the worker sent, before the result
+    if (mayHaveProgress(watch.outcome)) await progress.drain(); // every report the worker sent, before the result
     return valueOf(watch.outcome, jobId);
   }
 
   async *#streamed(watcher: QueueWatcher, watch: JobWatch, signal: AbortSignal, progress: ProgressRelay): AsyncGenerator<unknown, void, undefined> {
     yield* readItems(this.#commands!, watcher.keys.items(watch.id), watch, signal);
     const outcome = await watch.settled;
-    await progress.drain();
+    if (mayHaveProgress(outcome)) await progress.drain();
     if (!isStream(outcome)) valueOf(outcome, watch.id); // throws the job's failure after its partial items
   }
 
@@ -220,6 +220,14 @@ function returned(outcome: JobOutcome & { kind: 'completed' }): JobReturn | unde
     }
   }
   return typeof value === 'object' && value !== null && ('k' in value) ? (value as JobReturn) : undefined;
+}
+
+/**
+ * Whether the job may have sent progress the relay has not read: a completed job says how many it sent
+ * (none: no read, no round trip); a failed one does not, so its reports are read.
+ */
+function mayHaveProgress(outcome: JobOutcome): boolean {
+  return outcome.kind !== 'completed' || (returned(outcome)?.p ?? 0) > 0;
 }
 
 function isStream(outcome: JobOutcome): boolean {

@@ -48,7 +48,10 @@ export interface ToolWorker {
 }
 
 /** What a completed job returns: the body's value (`v`), or how many items it streamed (`s`). */
-export type JobReturn = { readonly k: 'v'; readonly value: unknown } | { readonly k: 's'; readonly n: number };
+export type JobReturn = ({ readonly k: 'v'; readonly value: unknown } | { readonly k: 's'; readonly n: number }) & {
+  /** How many progress reports the body sent (absent: none), so the agent reads them only when there are some. */
+  readonly p?: number;
+};
 
 const DEFAULT_LOCK_MS = 5000;
 /** How many item writes of one stream may be unanswered at once. */
@@ -196,7 +199,7 @@ class JobRunner {
       const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
       const outcome: JobReturn = isStreamOutput(output) ? { k: 's', n: await this.#stream(jobId, output, payload.keepMs, body.signal) } : { k: 'v', value: await output };
       await progress.flushed();
-      return outcome;
+      return progress.sent === 0 ? outcome : { ...outcome, p: progress.sent };
     } catch (error) {
       await progress.flushed();
       const code: WorkerFailureCode = body.signal.aborted ? (body.timedOut ? 'timeout' : 'cancelled') : 'tool_failed';
