@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { firstValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createPipeline, type PipelineEvent } from '../../src/index.js';
@@ -47,5 +48,34 @@ describe.skipIf(!redisAvailable())(`progress of a remote body (${WITH_REDIS})`, 
     const result = events.find(({ event }) => event.type === 'result')!.event as Extract<PipelineEvent, { type: 'result' }>;
     expect(result.result).toMatchObject({ status: 'error', error: { code: 'tool_error' } });
     expect(result.result.content).toContain('failed after 2 steps');
+  });
+});
+
+describe.skipIf(!redisAvailable())(`progress costs nothing when a body reports none (${WITH_REDIS})`, () => {
+  const queue = `q-${randomUUID()}`;
+  const suite = useFleet({ workers: 1, queues: [{ queue, concurrency: 4 }], own: true }); // its own Redis: commands counted
+  const xranges = async () => {
+    const redis = new Redis(suite.redis.url);
+    try {
+      const stats = await redis.info('commandstats');
+      return Number(/cmdstat_xrange:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    } finally {
+      redis.disconnect();
+    }
+  };
+
+  it('a completed job that sent no progress is answered without reading its progress stream', async () => {
+    const remote = suite.remote([progressing], { queue });
+    try {
+      const pipeline = createPipeline({ tools: remote.tools });
+      const before = await xranges();
+      const results = await pipeline.run(Array.from({ length: 5 }, (_, i) => ({ id: `n${i}`, name: 'progressing', args: { steps: 0, gapMs: 0 } })));
+      expect(results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+      expect(await xranges()).toBe(before);
+      await pipeline.run([{ id: 'with', name: 'progressing', args: { steps: 2, gapMs: 0 } }]);
+      expect(await xranges()).toBeGreaterThan(before); // and one that did is read
+    } finally {
+      await remote.close();
+    }
   });
 });
