@@ -1,8 +1,7 @@
 import fc from 'fast-check';
-import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { createLimiter, createPipeline, createRateLimiter, type ToolCall, type ToolResult } from '../../src/index.js';
-import { BodyMonitor, callSpecs, feedCalls as feed, type CallSpec, clockedTimers, GroupMonitor, monitoredTools } from '../support/monitor.js';
+import { createLimiter, createRateLimiter } from '../../src/index.js';
+import { callSpecs, type CallSpec, clockedTimers, expectRunInvariants, GroupMonitor, monitoredTools, runMonitored } from '../support/monitor.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 
@@ -26,34 +25,20 @@ describe('rate limits under random latencies, failures, modes, arrivals, limits 
           const limiter = limitMax === undefined ? undefined : createLimiter({ max: limitMax });
           const timers = clockedTimers(s); // one clock for both pipelines, as they share the rate limiter
           const group = new GroupMonitor(() => timers.now());
-          const run = (tag: string, specs: readonly Spec[]) => {
-            const monitor = new BodyMonitor();
-            const pipeline = createPipeline({
-              tools: monitoredTools(s, monitor, { rateLimiter, ...(limiter ? { limiter } : {}), tools: limited, group }),
-              abortGraceMs: Infinity,
-              defaultTimeoutMs: Infinity,
+          const run = (tag: string, specs: readonly Spec[]) =>
+            runMonitored(s, tag, specs, {
+              tools: (monitor) => monitoredTools(s, monitor, { rateLimiter, ...(limiter ? { limiter } : {}), tools: limited, group }),
               scheduler: timers,
               concurrency,
               onError,
             });
-            const calls = new Subject<ToolCall>();
-            const results: ToolResult[] = [];
-            const done = new Promise<void>((resolve, reject) =>
-              calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }),
-            );
-            void feed(s, tag, specs, calls);
-            return { monitor, results, done };
-          };
           const a = run('a', specsA);
           const b = run('b', specsB);
           // No deadlock: both complete once the scheduler has run every task.
           await s.waitFor(Promise.all([a.done, b.done]));
           await s.waitAll();
-          for (const [{ monitor, results }, specs] of [[a, specsA], [b, specsB]] as const) {
-            expect(results.map((r) => r.index)).toEqual(specs.map((_, i) => i));
-            expect(monitor.violations).toEqual([]); // exclusive calls ran alone in their pipeline
-            expect(monitor.maxRunning).toBeLessThanOrEqual(concurrency);
-          }
+          expectRunInvariants(a);
+          expectRunInvariants(b);
           // Any `max + 1` consecutive starts of the rate-limited tools span at least perMs.
           const { starts } = group;
           for (let i = 0; i + max < starts.length; i++) expect(starts[i + max]! - starts[i]!).toBeGreaterThanOrEqual(perMs);

@@ -1,40 +1,21 @@
-import { map, timer, type Observable } from 'rxjs';
+import { map, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { ConfigError, createLimiter, createPipeline, defineTool, type Limiter, type PipelineOptions, type ToolCall } from '../../src/index.js';
+import { sleeperCall, sleeperInput, type SleeperArgs, statuses, VirtualSleepers } from './virtualSleepers.js';
+import { ConfigError, createLimiter, createPipeline, defineTool, type Limiter } from '../../src/index.js';
 
-// Bodies are virtual-time Observables `frames` long; `starts` records when each began.
-let starts: [string, number][] = [];
-let now = () => 0;
-const input = z.object({ key: z.string(), frames: z.number(), host: z.string().default('a') });
-const sleeper = (name: string, mode: 'parallel' | 'exclusive', limit?: Limiter | { max: number; key?: (args: z.output<typeof input>) => string }, timeoutMs?: number) =>
-  defineTool({
-    name,
-    description: name,
-    input,
-    mode,
-    ...(limit === undefined ? {} : { limit }),
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    execute: ({ key, frames }) => {
-      starts.push([key, now()]);
-      return timer(frames).pipe(map(() => key));
-    },
-  });
-
-const call = (key: string, name: string, frames: number, host = 'a'): ToolCall => ({ id: key, name, args: { key, frames, host } });
+// Bodies are virtual-time Observables `frames` long; `sleepers.starts` records when each began.
+const sleepers = new VirtualSleepers();
+const sleeper = (name: string, mode: 'parallel' | 'exclusive', limit?: Limiter | { max: number; key?: (args: SleeperArgs) => string }, timeoutMs?: number) =>
+  sleepers.tool(name, mode, { ...(limit === undefined ? {} : { limit }), ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+const call = sleeperCall;
 
 describe('limit (virtual time)', () => {
   let scheduler: TestScheduler;
   beforeEach(() => {
     scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-    starts = [];
-    now = () => scheduler.now();
+    sleepers.reset(() => scheduler.now());
   });
-  const statuses = (options: PipelineOptions) => {
-    const pipeline = createPipeline(options);
-    return (calls: Observable<ToolCall>) => calls.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}`));
-  };
 
   it('runs at most max bodies of the tool; a waiting call does not hold up the parallel calls behind it', () => {
     const lim = sleeper('lim', 'parallel', { max: 1 });
@@ -44,7 +25,7 @@ describe('limit (virtual time)', () => {
       // a 0–3; b waits for a's permit (holding no slot: concurrency is 2) and runs 3–5; c runs 0–1
       expectObservable(calls.pipe(statuses({ tools: [lim, par], concurrency: 2 }))).toBe('---a-(bc|)', { a: 'a:ok', b: 'b:ok', c: 'c:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['c', 0], ['b', 3]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['c', 0], ['b', 3]]);
   });
 
   it('limits per key: calls of different keys do not wait for each other', () => {
@@ -53,7 +34,7 @@ describe('limit (virtual time)', () => {
       const calls = cold('(abc|)', { a: call('a', 'clone', 2, 'x'), b: call('b', 'clone', 4, 'x'), c: call('c', 'clone', 2, 'y') });
       expectObservable(calls.pipe(statuses({ tools: [clone] }))).toBe('--a---(bc|)', { a: 'a:ok', b: 'b:ok', c: 'c:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['c', 0], ['b', 2]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['c', 0], ['b', 2]]);
   });
 
   it('an exclusive call waits for an earlier call parked on its limit, and nothing passes the exclusive call', () => {
@@ -65,7 +46,7 @@ describe('limit (virtual time)', () => {
       // a 0–2, b 2–4 (parked meanwhile), x 4–5 alone, c 5–6
       expectObservable(calls.pipe(statuses({ tools: [lim, ex, par] }))).toBe('--a-bx(c|)', { a: 'a:ok', b: 'b:ok', x: 'x:ok', c: 'c:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['b', 2], ['x', 4], ['c', 5]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['b', 2], ['x', 4], ['c', 5]]);
   });
 
   it('a shared Limiter caps several tools and pipelines together, across turns', () => {
@@ -78,7 +59,7 @@ describe('limit (virtual time)', () => {
       expectObservable(one.pipe(statuses({ tools: [shot, scrape] }))).toBe('----(ab|)', { a: 'a:ok', b: 'b:ok' });
       expectObservable(two.pipe(statuses({ tools: [shot, scrape] }))).toBe('-----(cd|)', { c: 'c:ok', d: 'd:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['b', 0], ['c', 4], ['d', 4]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['b', 0], ['c', 4], ['d', 4]]);
     expect(browsers.active()).toBe(0);
   });
 
@@ -94,7 +75,7 @@ describe('limit (virtual time)', () => {
   it('cancelling a waiting call answers it cancelled, never runs it, and frees nothing it did not hold', () => {
     const browsers = createLimiter({ max: 1 });
     const lim = sleeper('lim', 'parallel', browsers);
-    const fails = defineTool({ name: 'fails', description: 'fails', input, mode: 'parallel', onError: 'cancel-rest', execute: () => timer(1).pipe(map(() => { throw new Error('no'); })) });
+    const fails = defineTool({ name: 'fails', description: 'fails', input: sleeperInput, mode: 'parallel', onError: 'cancel-rest', execute: () => timer(1).pipe(map(() => { throw new Error('no'); })) });
     const pipeline = createPipeline({ tools: [lim, fails] });
     scheduler.run(({ cold, expectObservable }) => {
       // a holds the only permit 0–4 (its own subscription); b parks on it; f fails at 1 and cancels b
@@ -103,7 +84,7 @@ describe('limit (virtual time)', () => {
       expectObservable(one.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}`))).toBe('----(a|)', { a: 'a:ok' });
       expectObservable(two.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}:${r.started}`))).toBe('-(bf|)', { b: 'b:cancelled:false', f: 'f:error:true' });
     });
-    expect(starts).toEqual([['a', 0]]);
+    expect(sleepers.starts).toEqual([['a', 0]]);
     expect(browsers.active()).toBe(0);
     expect(browsers.waiting()).toBe(0);
   });
@@ -114,7 +95,7 @@ describe('limit (virtual time)', () => {
       const calls = cold('(a|)', { a: call('a', 'lim', 2) });
       expectObservable(calls.pipe(statuses({ tools: [lim] }))).toBe('(a|)', { a: 'a:error' });
     });
-    expect(starts).toEqual([]);
+    expect(sleepers.starts).toEqual([]);
   });
 
   it('validates limits eagerly', () => {

@@ -1,7 +1,8 @@
-import { asyncScheduler, map, Subscription, timer, type Observable, type SchedulerAction, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, map, Subscription, timer, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { sleeperCall, sleeperInput, type SleeperArgs, statuses, VirtualSleepers } from './virtualSleepers.js';
 import {
   ConfigError,
   createLimiter,
@@ -9,37 +10,21 @@ import {
   createRateLimiter,
   defineTool,
   type Limiter,
-  type PipelineOptions,
   type PrePolicy,
   type RateLimiter,
   type RateLimitOptions,
-  type ToolCall,
 } from '../../src/index.js';
 
-// Bodies are virtual-time Observables `frames` long; `starts` records when each began.
-let starts: [string, number][] = [];
-let now = () => 0;
-const input = z.object({ key: z.string(), frames: z.number(), host: z.string().default('a') });
-type Args = z.output<typeof input>;
+// Bodies are virtual-time Observables `frames` long; `sleepers.starts` records when each began.
+const sleepers = new VirtualSleepers();
+type Args = SleeperArgs;
 interface Scheduling {
   readonly rateLimit?: RateLimiter | RateLimitOptions<Args>;
   readonly limit?: Limiter;
   readonly timeoutMs?: number;
 }
-const sleeper = (name: string, mode: 'parallel' | 'exclusive', scheduling: Scheduling = {}) =>
-  defineTool({
-    name,
-    description: name,
-    input,
-    mode,
-    ...scheduling,
-    execute: ({ key, frames }) => {
-      starts.push([key, now()]);
-      return timer(frames).pipe(map(() => key));
-    },
-  });
-
-const call = (key: string, name: string, frames: number, host = 'a'): ToolCall => ({ id: key, name, args: { key, frames, host } });
+const sleeper = (name: string, mode: 'parallel' | 'exclusive', scheduling: Scheduling = {}) => sleepers.tool(name, mode, scheduling);
+const call = sleeperCall;
 
 /** The virtual-time scheduler of `TestScheduler.run`, counting the timers still armed. */
 function countedTimers(): SchedulerLike & { readonly active: () => number } {
@@ -68,13 +53,8 @@ describe('rateLimit (virtual time)', () => {
   let scheduler: TestScheduler;
   beforeEach(() => {
     scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-    starts = [];
-    now = () => scheduler.now();
+    sleepers.reset(() => scheduler.now());
   });
-  const statuses = (options: PipelineOptions) => {
-    const pipeline = createPipeline(options);
-    return (calls: Observable<ToolCall>) => calls.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}`));
-  };
 
   it('starts at most max bodies per window; a waiting call holds no slot and does not hold up the parallel calls behind it', () => {
     const search = sleeper('search', 'parallel', { rateLimit: { max: 2, perMs: 5 } });
@@ -84,7 +64,7 @@ describe('rateLimit (virtual time)', () => {
       // a, b 0–1; c, d wait for the tokens a and b spent, back at 5; p runs 0–2 (concurrency 3: c and d hold no slot)
       expectObservable(calls.pipe(statuses({ tools: [search, par], concurrency: 3 }))).toBe('-(ab)-(cdp|)', { a: 'a:ok', b: 'b:ok', c: 'c:ok', d: 'd:ok', p: 'p:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['b', 0], ['p', 0], ['c', 5], ['d', 5]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['b', 0], ['p', 0], ['c', 5], ['d', 5]]);
   });
 
   it('counts the window from each start: a token comes back perMs after the body that spent it started', () => {
@@ -94,7 +74,7 @@ describe('rateLimit (virtual time)', () => {
       // a at 0, b at 2, c arrives at 5: a's token is back (at 4), b's is not (at 6): c starts at once
       expectObservable(calls.pipe(statuses({ tools: [search] }))).toBe('a-b--c', { a: 'a:ok', b: 'b:ok', c: 'c:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['b', 2], ['c', 5]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['b', 2], ['c', 5]]);
   });
 
   it('rate-limits per key: keys have separate quotas', () => {
@@ -103,7 +83,7 @@ describe('rateLimit (virtual time)', () => {
       const calls = cold('(abc|)', { a: call('a', 'fetch', 1, 'x'), b: call('b', 'fetch', 1, 'x'), c: call('c', 'fetch', 1, 'y') });
       expectObservable(calls.pipe(statuses({ tools: [fetchPage] }))).toBe('-a---------(bc|)', { a: 'a:ok', b: 'b:ok', c: 'c:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['c', 0], ['b', 10]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['c', 0], ['b', 10]]);
   });
 
   it('an exclusive call waits for an earlier call parked on its rate limit; an exclusive call waiting for its token lets nothing pass', () => {
@@ -115,7 +95,7 @@ describe('rateLimit (virtual time)', () => {
       // a 0–1; b parked until 5, runs 5–6; x alone 6–7; y waits for x's token (back at 11), runs 11–12; c after it
       expectObservable(calls.pipe(statuses({ tools: [search, write, par] }))).toBe('-a----bx----y(c|)', { a: 'a:ok', b: 'b:ok', x: 'x:ok', y: 'y:ok', c: 'c:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['b', 5], ['x', 6], ['y', 11], ['c', 12]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['b', 5], ['x', 6], ['y', 11], ['c', 12]]);
   });
 
   it('waiting for a token is queue time, never the body timeout', () => {
@@ -130,7 +110,7 @@ describe('rateLimit (virtual time)', () => {
   it('cancelling a call waiting for its token answers it cancelled, never runs it, and leaves no timer', () => {
     const quota = createRateLimiter({ max: 1, perMs: 100 });
     const search = sleeper('search', 'parallel', { rateLimit: quota });
-    const fails = defineTool({ name: 'fails', description: 'fails', input, mode: 'parallel', onError: 'cancel-rest', execute: () => timer(3).pipe(map(() => { throw new Error('no'); })) });
+    const fails = defineTool({ name: 'fails', description: 'fails', input: sleeperInput, mode: 'parallel', onError: 'cancel-rest', execute: () => timer(3).pipe(map(() => { throw new Error('no'); })) });
     const timers = countedTimers();
     scheduler.run(({ cold, expectObservable }) => {
       // a spends the only token at 0; b waits for it (back at 100); f fails at 3 and cancels b
@@ -138,7 +118,7 @@ describe('rateLimit (virtual time)', () => {
       const pipeline = createPipeline({ tools: [search, fails], scheduler: timers, defaultTimeoutMs: Infinity });
       expectObservable(calls.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}:${r.started}`))).toBe('-a-(bf|)', { a: 'a:ok:true', b: 'b:cancelled:false', f: 'f:error:true' });
     });
-    expect(starts).toEqual([['a', 0]]);
+    expect(sleepers.starts).toEqual([['a', 0]]);
     expect(quota.waiting()).toBe(0);
     expect(timers.active()).toBe(0);
   });
@@ -152,7 +132,7 @@ describe('rateLimit (virtual time)', () => {
       const pipeline = createPipeline({ tools: [search], scheduler: timers, defaultTimeoutMs: Infinity });
       expectObservable(calls.pipe(pipeline.operator(), map((r) => r.id)), '-----!').toBe('-a');
     });
-    expect(starts).toEqual([['a', 0]]);
+    expect(sleepers.starts).toEqual([['a', 0]]);
     expect(quota.waiting()).toBe(0);
     expect(timers.active()).toBe(0);
   });
@@ -168,7 +148,7 @@ describe('rateLimit (virtual time)', () => {
       // second token at 0; b has the permit at 3 and the first token back at 10
       expectObservable(calls.pipe(statuses({ tools: [build, search] }))).toBe('---a-------(bc|)', { a: 'a:ok', b: 'b:ok', c: 'c:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['c', 0], ['b', 10]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['c', 0], ['b', 10]]);
     expect(one.active()).toBe(0);
     expect(one.waiting()).toBe(0);
   });
@@ -183,7 +163,7 @@ describe('rateLimit (virtual time)', () => {
       expectObservable(one.pipe(statuses({ tools: [web, news] }))).toBe('-(ab|)', { a: 'a:ok', b: 'b:ok' });
       expectObservable(two.pipe(statuses({ tools: [web, news] }))).toBe('-------(cd|)', { c: 'c:ok', d: 'd:ok' });
     });
-    expect(starts).toEqual([['a', 0], ['b', 0], ['c', 6], ['d', 6]]);
+    expect(sleepers.starts).toEqual([['a', 0], ['b', 0], ['c', 6], ['d', 6]]);
     expect(quota.waiting()).toBe(0);
   });
 
@@ -194,7 +174,7 @@ describe('rateLimit (virtual time)', () => {
       const calls = cold('(ab|)', { a: call('a', 'search', 2, 'bad'), b: call('b', 'search', 2) });
       expectObservable(calls.pipe(statuses({ tools: [search] }))).toBe('a-(b|)', { a: 'a:error', b: 'b:ok' });
     });
-    expect(starts).toEqual([['b', 0]]);
+    expect(sleepers.starts).toEqual([['b', 0]]);
     expect(one.active()).toBe(0);
   });
 
@@ -210,8 +190,7 @@ describe('rateLimit (virtual time)', () => {
 
 describe('rateLimit (real time)', () => {
   it('a call denied by its start check gives its token back: the next call starts at once', async () => {
-    starts = [];
-    now = () => 0;
+    sleepers.reset(() => 0);
     const quota = createRateLimiter({ max: 1, perMs: 60_000 });
     const search = sleeper('search', 'parallel', { rateLimit: quota });
     // Start checks are promises: they settle outside virtual time, so this runs on real timers.
@@ -221,7 +200,7 @@ describe('rateLimit (real time)', () => {
     };
     const results = await createPipeline({ tools: [search], pre: [denyA] }).run([call('a', 'search', 0), call('b', 'search', 0)]);
     expect(results.map((r) => `${r.id}:${r.status}`)).toEqual(['a:denied', 'b:ok']);
-    expect(starts.map(([key]) => key)).toEqual(['b']);
+    expect(sleepers.starts.map(([key]) => key)).toEqual(['b']);
     expect(quota.available()).toBe(0); // b spent the token a gave back
   });
 });

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { Subject, Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Approver, type Limiter, type PrePolicy, type RateLimiter, type ToolCall, type ToolContext } from '../../src/index.js';
+import { expect } from 'vitest';
+import { createPipeline, defineTool, type AnyTool, type Approver, type Limiter, type OnError, type PrePolicy, type RateLimiter, type ToolCall, type ToolContext, type ToolResult } from '../../src/index.js';
 
 /** Watches tool bodies: who runs, overlaps, starts, and which signals aborted. */
 export class BodyMonitor {
@@ -241,4 +242,32 @@ export async function feedCalls(s: fc.Scheduler, tag: string, specs: readonly Ca
   }
   await s.schedule(Promise.resolve(), `${tag} source completes`);
   calls.complete();
+}
+
+/**
+ * Runs `specs` through a pipeline of monitored tools on the scheduler `s` drives, with slots freed only by
+ * bodies settling (`abortGraceMs: Infinity`) and no default time limits, so the invariants hold exactly;
+ * `done` resolves when its results are all out. Several such runs may share a limiter (one per tag).
+ */
+export function runMonitored(
+  s: fc.Scheduler,
+  tag: string,
+  specs: readonly CallSpec[],
+  options: { readonly tools: (monitor: BodyMonitor) => AnyTool[]; readonly scheduler: SchedulerLike; readonly concurrency: number; readonly onError: OnError },
+) {
+  const monitor = new BodyMonitor();
+  const { scheduler, concurrency, onError } = options;
+  const pipeline = createPipeline({ tools: options.tools(monitor), abortGraceMs: Infinity, defaultTimeoutMs: Infinity, scheduler, concurrency, onError });
+  const calls = new Subject<ToolCall>();
+  const results: ToolResult[] = [];
+  const done = new Promise<void>((resolve, reject) => calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }));
+  void feedCalls(s, tag, specs, calls);
+  return { monitor, results, done, specs, concurrency };
+}
+
+/** What every run must show: one result per call in order, exclusive calls alone, never more than `concurrency` bodies. */
+export function expectRunInvariants(run: ReturnType<typeof runMonitored>): void {
+  expect(run.results.map((r) => r.index)).toEqual(run.specs.map((_, i) => i));
+  expect(run.monitor.violations).toEqual([]); // exclusive calls ran alone in their pipeline
+  expect(run.monitor.maxRunning).toBeLessThanOrEqual(run.concurrency);
 }
