@@ -1,8 +1,10 @@
 import type { ProgressRelay } from './remoteProgress.js';
+import type { JobReturn } from './toolWorker.js';
 
 /** How a job ended, as the agent learns it (from an event or from job state). */
 export type JobOutcome =
-  | { readonly kind: 'completed'; readonly returnvalue: unknown }
+  /** `result`: what the worker returned, read once from BullMQ's return value (undefined: not a toolstream result). */
+  | { readonly kind: 'completed'; readonly result: JobReturn | undefined }
   | { readonly kind: 'failed'; readonly reason: string }
   /** The job is not in Redis (removed before it ran, expired, lost) or the agent closed. */
   | { readonly kind: 'gone'; readonly why: string };
@@ -50,4 +52,18 @@ export class JobWatch {
     }
     return this.#change.promise;
   }
+}
+
+/** A completed job's outcome: BullMQ's return value (JSON text, or already parsed) read once, here. */
+export function completed(returnvalue: unknown): JobOutcome {
+  let value = returnvalue;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      value = undefined;
+    }
+  }
+  const result = typeof value === 'object' && value !== null && 'k' in value ? (value as JobReturn) : undefined;
+  return { kind: 'completed', result };
 }

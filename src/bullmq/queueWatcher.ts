@@ -2,7 +2,7 @@ import { Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
 import { closeRedis, openRedis } from './fleetOptions.js';
-import { JobWatch, type JobOutcome } from './jobWatch.js';
+import { completed, JobWatch, type JobOutcome } from './jobWatch.js';
 
 /** How many jobs one reconcile script asks Redis about. */
 const RECONCILE_BATCH = 500;
@@ -71,7 +71,7 @@ export class QueueWatcher {
     // Reconnects are theirs; what they miss meanwhile, reconcile finds.
     this.queue.on('error', () => undefined);
     this.#events.on('error', () => undefined);
-    this.#events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, { kind: 'completed', returnvalue }));
+    this.#events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, completed(returnvalue)));
     this.#events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, { kind: 'failed', reason: failedReason }));
   }
 
@@ -134,7 +134,7 @@ export class QueueWatcher {
   }
 
   #settleFromState(watch: JobWatch, state: string, value: string): void {
-    if (state === 'c') this.#settle(watch.id, { kind: 'completed', returnvalue: value });
+    if (state === 'c') this.#settle(watch.id, completed(value));
     else if (state === 'f') this.#settle(watch.id, { kind: 'failed', reason: value });
     else if (state === 'u') this.#settle(watch.id, { kind: 'gone', why: 'the job is no longer in Redis (removed or expired)' });
   }

@@ -14,7 +14,6 @@ import { QueueWatcher } from './queueWatcher.js';
 import { readItems } from './remoteItems.js';
 import { ProgressRelay, progressNoticeOf } from './remoteProgress.js';
 import { readFailure, RemoteToolError } from './remoteToolError.js';
-import type { JobReturn } from './toolWorker.js';
 
 /** Options of {@link remoteTools}. */
 export interface RemoteToolsOptions {
@@ -210,35 +209,23 @@ class AgentFleet {
   }
 }
 
-function returned(outcome: JobOutcome & { kind: 'completed' }): JobReturn | undefined {
-  let value = outcome.returnvalue;
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      return undefined;
-    }
-  }
-  return typeof value === 'object' && value !== null && ('k' in value) ? (value as JobReturn) : undefined;
-}
-
 /**
  * Whether the job may have sent progress the relay has not read: a completed job says how many it sent
  * (none: no read, no round trip); a failed one does not, so its reports are read.
  */
 function mayHaveProgress(outcome: JobOutcome): boolean {
-  return outcome.kind !== 'completed' || (returned(outcome)?.p ?? 0) > 0;
+  return outcome.kind !== 'completed' || (outcome.result?.p ?? 0) > 0;
 }
 
 function isStream(outcome: JobOutcome): boolean {
-  return outcome.kind === 'completed' && returned(outcome)?.k === 's';
+  return outcome.kind === 'completed' && outcome.result?.k === 's';
 }
 
 /** The worker's value, or its failure thrown as the body's. */
 function valueOf(outcome: JobOutcome, jobId: string): unknown {
   switch (outcome.kind) {
     case 'completed': {
-      const envelope = returned(outcome);
+      const envelope = outcome.result;
       if (envelope === undefined) throw new RemoteToolError('job_failed', 'The job completed without a toolstream result (was it run by a toolstream worker?).', jobId);
       return envelope.k === 'v' ? envelope.value : undefined;
     }
