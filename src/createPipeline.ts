@@ -12,7 +12,7 @@ import type { ApprovalResponse, PendingApproval } from './durable/types.js';
 import { BatchCancel } from './internal/batchCancel.js';
 import type { CallRecord } from './internal/callRecord.js';
 import { bindToPipeline } from './internal/pipelineAware.js';
-import { pullCalls } from './internal/pullCalls.js';
+import { pullCalls, pullIterableCalls } from './internal/pullCalls.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
 import { executeCalls } from './stages/execute.js';
 import { guard } from './stages/guard.js';
@@ -191,9 +191,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered.
   const pullLimit = settings.maxPending + settings.concurrency;
+  // So is an array or another sync iterable, in a plain run — unless a tool waits for the source's end
+  // (`start: 'after-response'`), which pulling would hold back behind the calls that wait for it.
+  const pullsIterables = ![...settings.tools.values()].some((tool) => tool.start === 'after-response');
+  const sourceOf = (calls: CallSource, { turn, signal }: { readonly turn?: string | undefined; readonly signal?: AbortSignal | undefined }) => sourceOfCalls(calls, pullLimit, pullsIterables && turn === undefined, signal);
 
-  const collect = (calls: CallSource, operate: OperatorFunction<ToolCall, ToolResult>): Promise<ToolResult[]> => {
-    const { source, pulled } = sourceOf(calls, pullLimit);
+  const collect = (calls: CallSource, runOptions: Parameters<typeof sourceOf>[1], operate: OperatorFunction<ToolCall, ToolResult>): Promise<ToolResult[]> => {
+    const { source, pulled } = sourceOf(calls, runOptions);
     return new Promise((resolve, reject) => {
       const results: ToolResult[] = [];
       source.pipe(operate).subscribe({
@@ -210,7 +214,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   /** A durable batch; it resolves once the turn's lease is given up, so the next request can resume it. */
   const runDurable = async (batch: DurableBatch, calls: CallSource, signal: AbortSignal | undefined, turn: string): Promise<ToolResult[]> => {
     try {
-      return await collect(calls, resultsOf(tappedStages(signal, batch, turn)));
+      return await collect(calls, { turn, signal }, resultsOf(tappedStages(signal, batch, turn)));
     } finally {
       await batch.closed;
     }
@@ -218,7 +222,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   const run = async (calls: CallSource, runOptions: RunOptions = {}): Promise<ToolResult[]> => {
     const { turn } = runOptions;
-    if (turn === undefined) return collect(calls, operator(runOptions));
+    if (turn === undefined) return collect(calls, runOptions, operator(runOptions));
     const signal = checkSignal(runOptions);
     return runDurable(new DurableBatch(settings, durableOf('run', turn), turn), calls, signal, turn);
   };
@@ -237,17 +241,16 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     if (!isPullable(calls)) toObservable(calls); // a wrong source throws now, as `run` rejects at once
     return defer(() => {
       const batch = journaled === undefined ? undefined : new DurableBatch(settings, journaled, turn!);
-      const { source, pulled } = sourceOf(calls, pullLimit);
+      const { source, pulled } = sourceOf(calls, runOptions);
       let results: ToolResult[] = [];
       const stream = source.pipe(eventsOf(tappedStages(signal, batch, turn)));
       return new Observable<PipelineEvent>((subscriber) =>
         stream.subscribe({
           next: (event) => {
-            if (event.type === 'result') {
-              results.push(event.result);
-              pulled?.answered();
-            }
+            if (event.type !== 'result') return subscriber.next(event);
+            results.push(event.result);
             subscriber.next(event);
+            pulled?.answered(); // the next call is taken in after the consumer saw this result
           },
           error: (error: unknown) => subscriber.error(error instanceof DurableTurnError && results.length === 0 ? error : new SourceError(results, error)),
           complete: () => {
@@ -336,13 +339,26 @@ function isPullable(calls: CallSource): calls is AsyncIterable<ToolCall> {
   return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.asyncIterator in calls;
 }
 
+/** A sync iterable that is not an Observable (an array, a generator). */
+function isIterable(calls: CallSource): calls is Iterable<ToolCall> {
+  return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.iterator in calls;
+}
+
 function isResultEvent(event: PipelineEvent): event is PipelineResultEvent {
   return event.type === 'result';
 }
 
-/** The source as an Observable: an async iterable pulled with backpressure (`answered` after each result). */
-function sourceOf(calls: CallSource, pullLimit: number): { readonly source: Observable<ToolCall>; readonly pulled: { answered(): void } | undefined } {
-  const pulled = isPullable(calls) ? pullCalls(calls, pullLimit) : undefined;
+/**
+ * The source as an Observable: an async iterable pulled with backpressure (`answered` after each
+ * result), and a sync one too when `pullSync` (else pushed with `from`).
+ */
+function sourceOfCalls(
+  calls: CallSource,
+  pullLimit: number,
+  pullSync: boolean,
+  signal: AbortSignal | undefined,
+): { readonly source: Observable<ToolCall>; readonly pulled: { answered(): void } | undefined } {
+  const pulled = isPullable(calls) ? pullCalls(calls, pullLimit) : pullSync && isIterable(calls) ? pullIterableCalls(calls, pullLimit, signal) : undefined;
   return { source: pulled?.calls ?? toObservable(calls), pulled };
 }
 

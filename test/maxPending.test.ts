@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool, type ToolCall } from '../src/index.js';
+import { createPipeline, defineTool, SourceError, type ToolCall } from '../src/index.js';
 
 /** A parallel tool `t` that sleeps `args.ms`; `onStart` sees each body start. */
 const sleeper = (onStart: (ms: number) => void = () => undefined, onEnd: (ms: number) => void = () => undefined) =>
@@ -97,6 +97,88 @@ describe('run() pulls an async iterable with backpressure', () => {
     expect(results.length).toBeGreaterThan(0);
     expect(results.length).toBeLessThan(200);
     await sleep(5);
+    expect(returned).toBe(true);
+  });
+});
+
+describe('run() and events() pull an array or a generator with backpressure', () => {
+  it('run(generator) takes in at most maxPending + concurrency unanswered calls', async () => {
+    let pulled = 0;
+    let answered = 0;
+    let maxUnanswered = 0;
+    function* calls() {
+      yield { id: 'slow', name: 't', args: { ms: 40 } };
+      for (let i = 0; i < 2000; i++) {
+        maxUnanswered = Math.max(maxUnanswered, pulled - answered);
+        pulled++;
+        yield { id: `f${i}`, name: 't', args: { ms: 0 } };
+      }
+    }
+    const results = await createPipeline({ tools: [sleeper()], concurrency: 4, maxPending: 20, observers: [() => answered++] }).run(calls());
+    expect(results.map((r) => r.index)).toEqual(Array.from({ length: 2001 }, (_, i) => i));
+    expect(results.every((r) => r.status === 'ok')).toBe(true);
+    expect(maxUnanswered).toBeLessThanOrEqual(20 + 4 + 1);
+  });
+
+  it('events(array) has at most maxPending + concurrency calls received and not yet answered', async () => {
+    const calls: ToolCall[] = [{ id: 'slow', name: 't', args: { ms: 40 } }];
+    for (let i = 0; i < 2000; i++) calls.push({ id: `f${i}`, name: 't', args: { ms: 0 } });
+    let open = 0;
+    let maxOpen = 0;
+    let results = 0;
+    await new Promise<void>((resolve, reject) =>
+      createPipeline({ tools: [sleeper()], concurrency: 4, maxPending: 20 })
+        .events(calls)
+        .subscribe({
+          next: (event) => {
+            if (event.type === 'received') maxOpen = Math.max(maxOpen, ++open);
+            if (event.type === 'result') (open--, results++);
+          },
+          error: reject,
+          complete: resolve,
+        }),
+    );
+    expect(results).toBe(2001);
+    expect(maxOpen).toBeLessThanOrEqual(20 + 4);
+  });
+
+  it('pushes the array at once when a tool starts only after the response: those calls wait for its end', async () => {
+    const later = defineTool({ name: 'later', description: 'l', input: z.object({}), mode: 'parallel', start: 'after-response', execute: () => 'ok' });
+    const calls: ToolCall[] = Array.from({ length: 60 }, (_, i) => ({ id: `c${i}`, name: 'later', args: {} }));
+    // 60 waiting calls, more than maxPending + concurrency: pulled, the source would never end.
+    const results = await createPipeline({ tools: [later], concurrency: 2, maxPending: 5 }).run(calls);
+    expect(results.map((r) => r.status)).toEqual(calls.map(() => 'ok'));
+  });
+
+  it('a generator that throws midway: the calls taken in get their results, then run() rejects with them', async () => {
+    function* calls() {
+      for (let i = 0; i < 50; i++) yield { id: `c${i}`, name: 't', args: { ms: 0 } };
+      throw new Error('the source broke');
+    }
+    const failure = await createPipeline({ tools: [sleeper()], concurrency: 4, maxPending: 5 }).run(calls()).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SourceError);
+    expect((failure as SourceError).results.map((r) => r.status)).toEqual(Array.from({ length: 50 }, () => 'ok'));
+    expect(String((failure as SourceError).cause)).toMatch(/the source broke/);
+  });
+
+  it('stops pulling a generator (its finally runs) when the run signal aborts', async () => {
+    let returned = false;
+    let pulled = 0;
+    function* endless() {
+      try {
+        for (let i = 0; ; i++) {
+          pulled++;
+          yield { id: `c${i}`, name: 't', args: { ms: 2 } };
+        }
+      } finally {
+        returned = true;
+      }
+    }
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30);
+    const results = await createPipeline({ tools: [sleeper()], concurrency: 2, maxPending: 5 }).run(endless(), { signal: controller.signal });
+    expect(results.length).toBeGreaterThan(0);
+    expect(pulled).toBeLessThan(results.length + 2 + 5 + 2);
     expect(returned).toBe(true);
   });
 });

@@ -46,3 +46,66 @@ export function pullCalls<T>(iterable: AsyncIterable<T>, limit: number): { reado
   });
   return { calls, answered };
 }
+
+/**
+ * The same backpressure over a synchronous iterable (an array, a generator): the next item is taken
+ * only while fewer than `limit` taken items are unanswered, synchronously, as answers come in. `from()`
+ * would push every item at once, so a 100k-call array would sit in the pool's queue as 100k live
+ * records (measured: about half the per-call cost of such a batch, in GC and cache misses; bench/overhead).
+ * Nothing more is taken once `signal` aborted. The iterator is returned (a generator's `finally` runs)
+ * when the subscription ends before it is done; an iterator that throws errors the Observable.
+ *
+ * Not for a source whose calls may wait for its end (`start: 'after-response'`): those hold their
+ * answers until the source completes, which pulling would hold back behind them.
+ */
+export function pullIterableCalls<T>(iterable: Iterable<T>, limit: number, signal: AbortSignal | undefined): { readonly calls: Observable<T>; answered(): void } {
+  let unanswered = 0;
+  let pull: (() => void) | undefined;
+  const answered = () => {
+    unanswered--;
+    pull?.();
+  };
+  const calls = new Observable<T>((subscriber) => {
+    const iterator = iterable[Symbol.iterator]();
+    let done = false;
+    /** The loop is on the stack: an answer given inside `next` only lowers the count it reads. */
+    let pulling = false;
+    pull = () => {
+      if (pulling) return;
+      pulling = true;
+      try {
+        // Once the run is aborted nothing more is taken in (the pool answers what it has at once, so
+        // this loop would otherwise take in the rest of the source, each call cancelled on arrival).
+        while (!done && unanswered < limit && !subscriber.closed && signal?.aborted !== true) {
+          let step: IteratorResult<T>;
+          try {
+            step = iterator.next();
+          } catch (error) {
+            done = true;
+            return subscriber.error(error);
+          }
+          if (step.done === true) {
+            done = true;
+            return subscriber.complete();
+          }
+          unanswered++;
+          subscriber.next(step.value);
+        }
+      } finally {
+        pulling = false;
+      }
+    };
+    pull();
+    return () => {
+      pull = undefined;
+      if (done) return;
+      done = true;
+      try {
+        iterator.return?.();
+      } catch {
+        // the iterator's own cleanup failed: nothing is left to tell
+      }
+    };
+  });
+  return { calls, answered };
+}
