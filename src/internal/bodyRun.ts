@@ -1,4 +1,4 @@
-import type { Subscription } from 'rxjs';
+import type { Unsubscribable } from 'rxjs';
 
 /**
  * The state of one running body, from its start until it settles: short-lived, so the long-lived
@@ -9,7 +9,7 @@ export class BodyRun {
   /** The body settled or was abandoned; its slot is free. */
   done = false;
   /** The pending timeout, then the pending grace period. */
-  timer: Subscription | undefined = undefined;
+  timer: Unsubscribable | undefined = undefined;
   /**
    * A timed-out attempt that will be retried after this delay, once its body settled (at most
    * `abortGraceMs`): the next attempt never overlaps it.

@@ -9,6 +9,7 @@ import type { BatchCancel } from './batchCancel.js';
 import { BodyRun } from './bodyRun.js';
 import { BodySuspended } from './bodySuspended.js';
 import { ExecutionContext } from './executionContext.js';
+import { Deadlines } from './deadlines.js';
 import { Fifo } from './fifo.js';
 import { LimitWaits, type Acquired, type GateOf } from './limitWaits.js';
 import { limiterPermits } from '../schedule/limiter.js';
@@ -109,7 +110,8 @@ export class CallPool implements BodySink {
   private pumping = false;
   /** The output completed, errored or was unsubscribed. */
   private closed = false;
-  private readonly onTimeout = (record: CallRecord | undefined) => this.timeout(record!);
+  /** Every attempt's time limit, on one timer (see `Deadlines`). */
+  private readonly deadlines: Deadlines<CallRecord>;
   private readonly onGraceOver = (record: CallRecord | undefined) => this.abandon(record!);
   private readonly onBackoffOver = (record: CallRecord | undefined) => this.retryNow(record!);
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
@@ -124,6 +126,7 @@ export class CallPool implements BodySink {
     const pump = () => this.pump();
     this.limits = new LimitWaits(pump, limitGate, settings.scheduler, 'limit');
     this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
+    this.deadlines = new Deadlines(settings.scheduler, (record) => this.timeout(record));
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -385,6 +388,7 @@ export class CallPool implements BodySink {
       if (!run.abort(reason) && record.tool!.limit !== undefined && !run.done) lingering.add(record);
     }
     this.running.clear();
+    this.deadlines.close();
     this.queue.clear();
     this.responseWaits.clear();
     this.limits.clear(lingering);
@@ -551,7 +555,7 @@ export class CallPool implements BodySink {
     const run = record.run!;
     record.attempts++;
     const timeoutMs = this.timeoutOf(record);
-    if (timeoutMs !== undefined) run.timer = this.settings.scheduler.schedule(this.onTimeout, timeoutMs, record);
+    if (timeoutMs !== undefined) run.timer = this.deadlines.add(record, timeoutMs);
     const { retention } = this.settings;
     const maxItems = retention.size === 0 ? Infinity : (retention.get(record.tool!.name)?.maxItems ?? Infinity);
     invokeBody(this, record, new ExecutionContext(this, record), maxItems);
