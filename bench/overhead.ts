@@ -197,7 +197,7 @@ interface Variant {
   run(): Promise<readonly Checked[]>;
 }
 
-const variants: Variant[] = [
+const allVariants: Variant[] = [
   ...(['async', 'sync', 'json'] as const).flatMap((workload) =>
     baselineNames.map((name): Variant => ({ name: baselineVariant(name, workload), workload, run: () => baselines[name](workloads[workload].calls, workloads[workload].body) })),
   ),
@@ -223,6 +223,14 @@ const variants: Variant[] = [
   { name: 'operator()+toArray, async, JSON args', workload: 'json', run: () => lastValueFrom(from(jsonCalls).pipe(asyncPipeline.operator(), toArray())) },
 ];
 
+// BENCH_ONLY=<regex>: run only the variants whose name matches (and the baselines of their workloads),
+// for a quick look while working on one path, e.g. BENCH_ONLY='run, async body'.
+const only = process.env['BENCH_ONLY'] === undefined ? undefined : new RegExp(process.env['BENCH_ONLY']);
+const picked = allVariants.filter((v) => only === undefined || only.test(v.name));
+const variants = allVariants.filter(
+  (v) => picked.includes(v) || (v.name.startsWith('baseline ') && picked.some((p) => p.workload === v.workload && p !== v) && (only === undefined || /hand|p-limit/.test(v.name) || only.test(v.name))),
+);
+
 async function main(): Promise<void> {
   printHeader(`overhead: ${N / 1000}k no-op parallel calls, concurrency ${CONCURRENCY}, ${WARMUP} warm-up + ${ROUNDS} measured rounds`);
   if (!(globalThis as { gc?: unknown }).gc) console.log('(no --expose-gc: rounds run without forced GC)');
@@ -242,7 +250,7 @@ async function main(): Promise<void> {
   }
 
   const medians = new Map([...times].map(([name, t]) => [name, median(t)]));
-  const ratio = (ms: number, other: string): string => fmt(ms / medians.get(other)!, 2);
+  const ratio = (ms: number, other: string): string => (medians.has(other) ? fmt(ms / medians.get(other)!, 2) : '—');
   console.table(
     variants.map((v) => {
       const t = times.get(v.name)!;
