@@ -26,7 +26,7 @@ export function snapshotArgs(raw: unknown): unknown {
  * @throws {TypeError} for a value without a JSON form.
  */
 export function snapshotValue(value: unknown): unknown {
-  return copyJson(value, '', new Set());
+  return copyJson(value, '', []);
 }
 
 /**
@@ -44,18 +44,47 @@ export function deepFreeze<T>(value: T): T {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value;
   Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  // for-in with an own check, not Object.keys: no array of keys per object (this runs once per call).
+  for (const key in value) if (Object.hasOwn(value, key)) deepFreeze((value as Record<string, unknown>)[key]);
   return value;
 }
 
+/**
+ * The objects being copied, outermost first, to detect a cycle: an array while the nesting is shallow
+ * (as arguments are; no Set allocated per call), a Set once it is deep (no quadratic scan).
+ */
+type CopyPath = object[] | Set<object>;
+
+const SHALLOW = 32;
+
+/** Enters `value`; throws if it is already being copied (a cycle). Returns the path to continue with. */
+function enter(path: CopyPath, value: object): CopyPath {
+  if (Array.isArray(path)) {
+    if (path.includes(value)) throw new TypeError('the arguments hold a cycle');
+    if (path.length < SHALLOW) {
+      path.push(value);
+      return path;
+    }
+    path = new Set(path);
+  }
+  if (path.has(value)) throw new TypeError('the arguments hold a cycle');
+  path.add(value);
+  return path;
+}
+
+function leave(path: CopyPath, value: object): void {
+  if (Array.isArray(path)) path.pop();
+  else path.delete(value);
+}
+
 /** `JSON.parse(JSON.stringify(value))`, frozen as it is built, without the text in between. */
-function copyJson(value: unknown, key: string, path: Set<object>): unknown {
+function copyJson(value: unknown, key: string, outer: CopyPath): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return value;
     case 'number':
-      return Number.isFinite(value) ? value : null;
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null; // -0 as JSON writes it: 0
     case 'bigint':
       throw new TypeError('a BigInt has no JSON form');
     case 'object':
@@ -65,17 +94,17 @@ function copyJson(value: unknown, key: string, path: Set<object>): unknown {
   }
   if (value === null) return null;
   const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === 'function') return copyJson(toJSON.call(value, key), key, path);
+  if (typeof toJSON === 'function') return copyJson(toJSON.call(value, key), key, outer);
   if (value instanceof Number || value instanceof String || value instanceof Boolean) return value.valueOf();
-  if (path.has(value)) throw new TypeError('the arguments hold a cycle');
-  path.add(value);
+  const path = enter(outer, value);
   let copy: unknown[] | Record<string, unknown>;
   if (Array.isArray(value)) {
     copy = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) copy[i] = copyJson(value[i], String(i), path) ?? null;
   } else {
     copy = {};
-    for (const name of Object.keys(value)) {
+    for (const name in value) {
+      if (!Object.hasOwn(value, name)) continue; // own enumerable keys, as JSON.stringify reads (for-in: no keys array)
       const item = copyJson((value as Record<string, unknown>)[name], name, path);
       if (item === undefined) continue;
       // A key named `__proto__` is data, as JSON.parse makes it, not the prototype.
@@ -83,6 +112,6 @@ function copyJson(value: unknown, key: string, path: Set<object>): unknown {
       else copy[name] = item;
     }
   }
-  path.delete(value);
+  leave(path, value);
   return Object.freeze(copy);
 }
