@@ -10,6 +10,9 @@ import { describeError } from './describe.js';
 export function renderValue(value: unknown, streamed: boolean): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
+  // What JSON.stringify writes for these, without its generic path (this runs once per call).
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (streamed) return renderItems(value as readonly unknown[]);
   const json = JSON.stringify(value);
   if (json === undefined) throw new TypeError(`a ${typeof value} has no JSON form`);
