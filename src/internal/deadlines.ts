@@ -29,7 +29,12 @@ export class Deadlines<T> {
   /** The entry the timer was armed for: it has expired when the timer fires, whatever `now()` says. */
   private wakeFor: Entry<T> | undefined = undefined;
   private closed = false;
+  /** Deadlines neither withdrawn nor expired: at 0 the timer is dropped, so an idle pool holds none. */
+  private live = 0;
   private readonly wake = () => this.expire();
+  private readonly withdrawn = () => {
+    if (--this.live === 0) this.disarm();
+  };
 
   constructor(
     private readonly scheduler: SchedulerLike,
@@ -40,8 +45,9 @@ export class Deadlines<T> {
   add(item: T, ms: number): Unsubscribable {
     let lane = this.lanes.get(ms);
     if (lane === undefined) this.lanes.set(ms, (lane = new Lane()));
-    const entry = new Entry(item, this.scheduler.now() + ms, lane);
+    const entry = new Entry(item, this.scheduler.now() + ms, lane, this.withdrawn);
     lane.entries.push(entry);
+    this.live++;
     if (entry.at < this.wakeAt) this.arm(entry);
     return entry;
   }
@@ -50,8 +56,14 @@ export class Deadlines<T> {
   close(): void {
     this.closed = true;
     this.lanes.clear();
+    this.disarm();
+  }
+
+  private disarm(): void {
     this.timer?.unsubscribe();
     this.timer = undefined;
+    this.wakeAt = Infinity;
+    this.wakeFor = undefined;
   }
 
   private arm(entry: Entry<T>): void {
@@ -89,6 +101,7 @@ export class Deadlines<T> {
       if (this.closed) return;
       if (entry.withdrawn) continue;
       entry.withdrawn = true; // expired: unsubscribing its handle later changes nothing
+      this.live--;
       this.onExpired(entry.item);
     }
   }
@@ -125,11 +138,13 @@ class Entry<T> implements Unsubscribable {
     readonly item: T,
     readonly at: number,
     private readonly lane: Lane<T>,
+    private readonly onWithdrawn: () => void,
   ) {}
 
   unsubscribe(): void {
     if (this.withdrawn) return;
     this.withdrawn = true;
+    this.onWithdrawn();
     if (!this.inLane) return; // due now, about to be told: it is skipped
     this.lane.withdrawn++;
     this.lane.tidy();

@@ -65,6 +65,21 @@ describe('Deadlines', () => {
     expect(expired).toEqual(['a', 'again']);
   });
 
+  it('holds no timer once every deadline is withdrawn or expired (an idle pool keeps no process alive)', () => {
+    const { scheduler, advance, live } = manualScheduler();
+    const deadlines = new Deadlines<string>(scheduler, () => undefined);
+    const a = deadlines.add('a', 300_000);
+    const b = deadlines.add('b', 300_000);
+    a.unsubscribe();
+    expect(live()).toBe(1);
+    b.unsubscribe();
+    expect(live()).toBe(0);
+    deadlines.add('c', 10);
+    expect(live()).toBe(1);
+    advance(10);
+    expect(live()).toBe(0);
+  });
+
   it('close withdraws everything, the timer too', () => {
     const { scheduler, advance, live } = manualScheduler();
     const expired: string[] = [];
