@@ -27,14 +27,14 @@
  * rotated per round, so drift (JIT, heap growth, CPU clock) spreads over all variants alike. `gc()` runs
  * before every timed run when node has --expose-gc. Reported: median time, min–max, calls/s, µs a call,
  * and each pipeline variant's median time divided by each baseline's median on the same workload (× hand,
- * × p-limit, × rxjs); the events/limit/rateLimit variants also against the plain `pipeline.run`. Printed,
+ * × p-limit, × rxjs); the policy/events/limit/rateLimit variants also against the plain `pipeline.run`. Printed,
  * never asserted. Every run's results are checked (100k ok results, in order, right values); a failed
  * check exits non-zero.
  */
 import pLimit from 'p-limit';
 import { from, ignoreElements, lastValueFrom, mergeMap, Observable, type OperatorFunction, tap, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../src/index.js';
+import { createPipeline, defineTool, type PostPolicy, type PrePolicy, type ToolCall, type ToolResult } from '../src/index.js';
 import { collectGarbage, fmt, median, printHeader } from './common.js';
 
 const N = 100_000;
@@ -63,6 +63,12 @@ const rateLimitedPipeline = createPipeline({
   concurrency: CONCURRENCY,
 });
 const syncPipeline = createPipeline({ tools: [syncTool], concurrency: CONCURRENCY });
+// The policy path: three pre-execute policies that pass every call on (as logging or metrics policies
+// do: they look and return undefined) and one post-execute policy that accepts every result, as a
+// ratio to the plain path (which skips the policy stages altogether).
+const passPre = (name: string): PrePolicy => Object.defineProperty((() => undefined) as PrePolicy, 'name', { value: name });
+const acceptPost: PostPolicy = Object.defineProperty((() => undefined) as PostPolicy, 'name', { value: 'acceptPost' });
+const policyPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY, pre: [passPre('pre1'), passPre('pre2'), passPre('pre3')], post: [acceptPost] });
 
 const objectCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: { i } }));
 const jsonCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: `{"i":${i}}` }));
@@ -214,6 +220,7 @@ const allVariants: Variant[] = [
       return results;
     },
   },
+  { name: 'pipeline.run, async, 3 pre + 1 post policies', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => policyPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 10', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtConcurrency.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 5', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtHalf.run(objectCalls) },
   { name: 'pipeline.run, async, rateLimit never waits', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => rateLimitedPipeline.run(objectCalls) },
@@ -271,7 +278,7 @@ async function main(): Promise<void> {
     }),
   );
   console.log('× hand / × p-limit / × rxjs: median time over that baseline\'s median on the same workload (issue 15 target for pipeline.run and operator(): × hand ≤ 4; informational, not asserted)');
-  console.log('× plain run: the events layer\'s, a limit\'s and a rate limit\'s own cost, over pipeline.run on the same workload');
+  console.log('× plain run: the policy path\'s (3 pass-through pre + 1 post), the events layer\'s, a limit\'s and a rate limit\'s own cost, over pipeline.run on the same workload');
   console.log(`sanity: every variant returned ${N} ok results in input order with the right values: ${ok ? 'yes' : 'NO'}`);
   if (!ok) process.exitCode = 1;
 }
