@@ -90,8 +90,9 @@ export interface Pipeline {
   /**
    * Runs a batch without RxJS and resolves to its results in input order. An async iterable source is
    * pulled with backpressure: at most `maxPending + concurrency` calls are taken in and unanswered, so a
-   * fast stream behind one slow call waits instead of filling memory. (An Observable is pushed: it
-   * cannot be slowed down, only buffered.)
+   * fast stream behind one slow call waits instead of filling memory; so is an array or a generator
+   * (pushed at once instead in a durable turn, or when a tool has `start: 'after-response'`, whose calls
+   * wait for the source's end). An Observable is pushed: it cannot be slowed down, only buffered.
    * @throws {SourceError} (as a rejection) when the source fails midway; it holds the results so far.
    */
   run(calls: CallSource, options?: RunOptions): Promise<ToolResult[]>;
