@@ -4,7 +4,8 @@ import { Fifo } from './fifo.js';
 /**
  * The time limits of many items on one scheduler timer: `add(item, ms)` arms a deadline `ms` from
  * now, the handle it returns withdraws it, and `onExpired(item)` is called for each deadline that
- * passes (in deadline order, each once, none after it was withdrawn or after `close`).
+ * passes (each once, when due — those due at one wake-up lane by lane — and none after it was
+ * withdrawn or after `close`).
  *
  * Why not one `scheduler.schedule` per item: every body attempt of the pool has a time limit (5 minutes
  * by default), and a timer per attempt — an RxJS action, a Node timer in its list, its removal — was
