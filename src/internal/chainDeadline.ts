@@ -1,5 +1,6 @@
-import type { SchedulerLike, Subscription } from 'rxjs';
+import type { SchedulerLike, Unsubscribable } from 'rxjs';
 import type { AbortScope } from './concurrentStage.js';
+import { Deadlines } from './deadlines.js';
 import type { WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
 
 /**
@@ -12,7 +13,7 @@ export class ChainDeadline {
   /** Created when a policy first reads `ctx.signal` (AbortController is costly; most never look). */
   private controller: AbortController | undefined = undefined;
   private stopped: { readonly reason: unknown } | undefined = undefined;
-  private timer: Subscription | undefined = undefined;
+  private timer: Unsubscribable | undefined = undefined;
   private readonly unlisten: () => void;
   /** Settles the race early; set while it runs. */
   private settleEarly: ((failure: WaterfallFailure) => void) | undefined = undefined;
@@ -24,7 +25,8 @@ export class ChainDeadline {
     /** The chain's policy names (two policies may share one), to blame the most recent pending one. */
     private readonly names: readonly string[],
     private readonly ms: number | undefined,
-    private readonly scheduler: SchedulerLike,
+    /** The stage's timers (see {@link chainTimers}): one scheduler timer for all its chains. */
+    private readonly timers: Deadlines<ChainDeadline>,
   ) {
     this.unlisten = scope.onAbort(() => this.stop('was stopped: the run ended', scope.reason));
   }
@@ -46,15 +48,16 @@ export class ChainDeadline {
     return new Promise<WaterfallOutcome<D>>((resolve) => {
       this.settleEarly = (failure) => resolve(failed(failure));
       if (this.stopped !== undefined) this.stop('was stopped: the run ended', this.stopped.reason);
-      else if (this.ms !== undefined) {
-        const ms = this.ms;
-        this.timer = this.scheduler.schedule(
-          () => this.stop(`did not decide within ${ms} ms`, new DOMException(`no decision within ${ms} ms`, 'TimeoutError')),
-          ms,
-        );
-      }
+      else if (this.ms !== undefined) this.timer = this.timers.add(this, this.ms);
       chain.then(resolve, (error: unknown) => resolve(failed({ policy: this.blame(), message: 'failed', cause: error })));
     }).finally(() => this.dispose());
+  }
+
+  /** The chain's time is up. */
+  timedOut(): void {
+    const ms = this.ms!;
+    this.timer = undefined;
+    this.stop(`did not decide within ${ms} ms`, new DOMException(`no decision within ${ms} ms`, 'TimeoutError'));
   }
 
   private stop(message: string, reason: unknown): void {
@@ -74,4 +77,12 @@ export class ChainDeadline {
     this.timer = undefined;
     this.unlisten();
   }
+}
+
+/**
+ * The timers of a policy stage's chains, one per subscription: a chain per call, each with the same
+ * `policyTimeoutMs`, share one scheduler timer (see `Deadlines`) instead of arming one each.
+ */
+export function chainTimers(scheduler: SchedulerLike): Deadlines<ChainDeadline> {
+  return new Deadlines<ChainDeadline>(scheduler, (chain) => chain.timedOut());
 }

@@ -4,7 +4,7 @@ import type { PostContext, PostDecision } from '../policy/types.js';
 import { retainText } from '../retain/textRetainer.js';
 import type { ToolCall } from '../toolCall.js';
 import type { CallRecord } from '../internal/callRecord.js';
-import { ChainDeadline } from '../internal/chainDeadline.js';
+import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../internal/concurrentStage.js';
 import { renderRecordContent } from '../internal/renderContent.js';
 import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
@@ -33,6 +33,7 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
 export function postExecute(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
   const { post, postNames, retention, policyTimeoutMs, scheduler } = settings;
   if (post.length === 0 && retention.size === 0) return identity;
+  const timers = chainTimers(scheduler); // idle (no timer) whenever no chain is running
 
   const retain = (record: CallRecord, startedAt: number) => {
     const budget = record.tool === undefined ? undefined : retention.get(record.tool.name);
@@ -51,7 +52,7 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
   const judge = async (record: CallRecord, scope: StageScope, startedAt: number): Promise<void> => {
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, scheduler);
+    const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, timers);
     const view = new PostView(record, call, folder, deadline);
     const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', deadline.pending);
     const { failure } = await deadline.race(chain, folder);

@@ -7,7 +7,7 @@ import type { ToolCall } from '../toolCall.js';
 import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';
-import { ChainDeadline } from '../internal/chainDeadline.js';
+import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
 import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
@@ -37,6 +37,7 @@ import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
 export function preExecute(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
   if (allowsEveryCall(settings)) return identity;
   const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
+  const timers = chainTimers(scheduler); // idle (no timer) whenever no chain is running
 
   const decide = async (record: CallRecord, stage: StageScope): Promise<void> => {
     const cancelled = batch.cancellationOf(record);
@@ -46,7 +47,7 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     record.originalArgs = record.args;
     const folder = new PreFold(record, defaultDecision);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
-    const deadline = new ChainDeadline(scope, preNames, policyTimeoutMs, scheduler);
+    const deadline = new ChainDeadline(scope, preNames, policyTimeoutMs, timers);
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
     const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', deadline.pending, (i) => contexts[i]!.seal());
