@@ -1,7 +1,7 @@
 import type { SchedulerLike, Unsubscribable } from 'rxjs';
 import type { AbortScope } from './concurrentStage.js';
 import { Deadlines } from './deadlines.js';
-import type { WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
+import type { MaybePromise, WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
 
 /**
  * Bounds one call's policy chain: its `signal` (what the policies see) aborts when the stage stops
@@ -41,10 +41,17 @@ export class ChainDeadline {
 
   /**
    * Settles with `chain` (run with `pending` as its pending set), or when stopped with the decision
-   * `folder` has folded so far and a failure blaming the most recent pending policy.
+   * `folder` has folded so far and a failure blaming the most recent pending policy. A chain that
+   * already decided (a value, not a promise) is its outcome at once, as a value.
    */
-  race<D>(chain: Promise<WaterfallOutcome<D>>, folder: WaterfallFold<D>): Promise<WaterfallOutcome<D>> {
+  race<D>(chain: MaybePromise<WaterfallOutcome<D>>, folder: WaterfallFold<D>): MaybePromise<WaterfallOutcome<D>> {
     const failed = (failure: WaterfallFailure): WaterfallOutcome<D> => ({ decision: folder.current(), failure });
+    if (!(chain instanceof Promise)) {
+      // The chain decided at once: nothing to race, no timer armed — unless the stage had already stopped.
+      const outcome = this.stopped === undefined ? chain : failed({ policy: this.blame(), message: 'was stopped: the run ended', cause: undefined });
+      this.dispose();
+      return outcome;
+    }
     return new Promise<WaterfallOutcome<D>>((resolve) => {
       this.settleEarly = (failure) => resolve(failed(failure));
       if (this.stopped !== undefined) this.stop('was stopped: the run ended', this.stopped.reason);

@@ -7,7 +7,7 @@ import type { CallRecord } from '../internal/callRecord.js';
 import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../internal/concurrentStage.js';
 import { renderRecordContent } from '../internal/renderContent.js';
-import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
+import { runWaterfall, type WaterfallFailure, type WaterfallFold, type WaterfallOutcome } from '../internal/waterfall.js';
 
 /**
  * The post-execute stage: runs the `post` policies as a waterfall over every finished call (denied and
@@ -49,13 +49,19 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
     record.postMs = performance.now() - startedAt;
   };
 
-  const judge = async (record: CallRecord, scope: StageScope, startedAt: number): Promise<void> => {
+  /** Runs the post chain over one result: synchronously while every policy answers at once (see `runWaterfall`). */
+  const judge = (record: CallRecord, scope: StageScope, startedAt: number): void | Promise<void> => {
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, timers);
     const view = new PostView(record, call, folder, deadline);
     const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', deadline.pending);
-    const { failure } = await deadline.race(chain, folder);
+    const raced = deadline.race(chain, folder);
+    const settled = ({ failure }: WaterfallOutcome<PostDecision>) => judged(record, folder, failure, startedAt);
+    return raced instanceof Promise ? raced.then(settled) : settled(raced);
+  };
+
+  const judged = (record: CallRecord, folder: PostFold, failure: WaterfallFailure | undefined, startedAt: number): void => {
     const wasOk = record.status === 'ok';
     if (failure !== undefined) {
       record.addTrace({ stage: 'post', event: 'failed', policy: failure.policy, message: failure.message });
@@ -81,7 +87,13 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
       if (record.replayed) return; // its content is what the model saw the first time: final
       const startedAt = performance.now();
       renderRecordContent(record);
-      if (post.length > 0) return judge(record, scope, startedAt);
+      if (post.length > 0) {
+        try {
+          return judge(record, scope, startedAt);
+        } catch {
+          return; // the stage's own machinery failed (a bug): the result goes on as it is, as a rejection did
+        }
+      }
       retain(record, startedAt);
     },
     () => false,

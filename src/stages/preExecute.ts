@@ -8,11 +8,11 @@ import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';
 import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
-import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
+import { concurrentStage, isExclusiveCall, type AbortScope, type StageScope } from '../internal/concurrentStage.js';
 import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze, snapshotValue } from '../internal/snapshot.js';
-import { runWaterfall, type WaterfallFold } from '../internal/waterfall.js';
+import { runWaterfall, type WaterfallFold, type WaterfallOutcome } from '../internal/waterfall.js';
 
 /**
  * The pre-execute stage: runs the `pre` policies as a waterfall for every admitted call, folding each
@@ -39,7 +39,8 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
   const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
   const timers = chainTimers(scheduler); // idle (no timer) whenever no chain is running
 
-  const decide = async (record: CallRecord, stage: StageScope): Promise<void> => {
+  /** Decides one call: synchronously while every policy answers at once (see `runWaterfall`). */
+  const decide = (record: CallRecord, stage: StageScope): void | Promise<void> => {
     const cancelled = batch.cancellationOf(record);
     if (cancelled !== undefined) return record.cancel(cancelled); // no policy runs for a cancelled turn
     // Aborts when the run does, and when this call's turn is cancelled.
@@ -51,7 +52,12 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
     const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', deadline.pending, (i) => contexts[i]!.seal());
-    const { decision, failure } = await deadline.race(chain, folder);
+    const raced = deadline.race(chain, folder);
+    const settled = (outcome: WaterfallOutcome<PreDecision>) => decided(record, scope, contexts, outcome);
+    return raced instanceof Promise ? raced.then(settled) : settled(raced);
+  };
+
+  const decided = (record: CallRecord, scope: AbortScope, contexts: readonly PolicyContext[], { decision, failure }: WaterfallOutcome<PreDecision>): void => {
     for (const context of contexts) context.end(); // a policy still running after the chain settled changes nothing
     if (failure === undefined) {
       record.decision = decision.decision;
@@ -83,11 +89,17 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     }
   };
 
-  return concurrentStage(
-    (record, scope) => (record.status === undefined ? decide(record, scope).catch((error: unknown) => stageFailed(record, error)) : undefined),
-    isExclusiveCall,
-    batch.signal,
-  );
+  const decideOrFail = (record: CallRecord, scope: StageScope): void | Promise<void> => {
+    if (record.status !== undefined) return;
+    try {
+      const deciding = decide(record, scope);
+      if (deciding instanceof Promise) return deciding.catch((error: unknown) => stageFailed(record, error));
+    } catch (error) {
+      stageFailed(record, error);
+    }
+  };
+
+  return concurrentStage(decideOrFail, isExclusiveCall, batch.signal);
 }
 
 /** The stage's own machinery failed for a call (a bug, never a policy's doing): deny it, fail closed. */
