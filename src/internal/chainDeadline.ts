@@ -3,6 +3,9 @@ import type { AbortScope } from './concurrentStage.js';
 import { Deadlines } from './deadlines.js';
 import type { MaybePromise, WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
 
+/** How a chain the stage stopped (run ended, unsubscribed) failed: `policy "…" was stopped: …`. */
+const STOPPED = 'was stopped: the run ended';
+
 /**
  * Bounds one call's policy chain: its `signal` (what the policies see) aborts when the stage stops
  * (run aborted, unsubscribed) or when `ms` pass, and `race` then settles the chain as failed at once. A
@@ -28,7 +31,7 @@ export class ChainDeadline {
     /** The stage's timers (see {@link chainTimers}): one scheduler timer for all its chains. */
     private readonly timers: Deadlines<ChainDeadline>,
   ) {
-    this.unlisten = scope.onAbort(() => this.stop('was stopped: the run ended', scope.reason));
+    this.unlisten = scope.onAbort(() => this.stop(STOPPED, scope.reason));
   }
 
   get signal(): AbortSignal {
@@ -48,13 +51,13 @@ export class ChainDeadline {
     const failed = (failure: WaterfallFailure): WaterfallOutcome<D> => ({ decision: folder.current(), failure });
     if (!(chain instanceof Promise)) {
       // The chain decided at once: nothing to race, no timer armed — unless the stage had already stopped.
-      const outcome = this.stopped === undefined ? chain : failed({ policy: this.blame(), message: 'was stopped: the run ended', cause: undefined });
+      const outcome = this.stopped === undefined ? chain : failed({ policy: this.blame(), message: STOPPED, cause: undefined });
       this.dispose();
       return outcome;
     }
     return new Promise<WaterfallOutcome<D>>((resolve) => {
       this.settleEarly = (failure) => resolve(failed(failure));
-      if (this.stopped !== undefined) this.stop('was stopped: the run ended', this.stopped.reason);
+      if (this.stopped !== undefined) this.stop(STOPPED, this.stopped.reason);
       else if (this.ms !== undefined) this.timer = this.timers.add(this, this.ms);
       chain.then(resolve, (error: unknown) => resolve(failed({ policy: this.blame(), message: 'failed', cause: error })));
     }).finally(() => this.dispose());

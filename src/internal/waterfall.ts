@@ -37,6 +37,11 @@ export interface WaterfallFold<D> {
 /** A value now, or a promise of it: the chain stays synchronous while every policy answers at once. */
 export type MaybePromise<T> = T | Promise<T>;
 
+/** `then` applied to `value` now if it is one, or once the promise fulfils: a value stays synchronous. */
+export function thenOrNow<T, R>(value: MaybePromise<T>, then: (value: T) => MaybePromise<R>): MaybePromise<R> {
+  return value instanceof Promise ? value.then(then) : then(value);
+}
+
 /**
  * Runs `policies` as a waterfall (koa-compose shape): policy `i` gets `(contexts[i], next)`; returning a decision
  * short-circuits, returning `undefined` passes on (as if it returned `next()`), and calling `next()`
@@ -88,8 +93,7 @@ export function runWaterfall<Ctx, D>(
     /** The policy returned (or its promise settled): fold its answer once the part it started is done. */
     const settle = (returned: unknown): MaybePromise<D> => {
       pending.delete(i);
-      if (downstream instanceof Promise) return downstream.then(() => decide(returned));
-      return decide(returned);
+      return thenOrNow(downstream, () => decide(returned));
     };
     const decide = (returned: unknown): MaybePromise<D> => {
       if (failure !== undefined) return folder.current();
@@ -129,7 +133,5 @@ export function runWaterfall<Ctx, D>(
     })();
   };
 
-  const decision = dispatch(0);
-  if (decision instanceof Promise) return decision.then((folded) => ({ decision: folded, failure }));
-  return { decision, failure };
+  return thenOrNow(dispatch(0), (decision) => ({ decision, failure }));
 }

@@ -7,7 +7,7 @@ import type { CallRecord } from '../internal/callRecord.js';
 import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../internal/concurrentStage.js';
 import { renderRecordContent } from '../internal/renderContent.js';
-import { runWaterfall, type WaterfallFailure, type WaterfallFold, type WaterfallOutcome } from '../internal/waterfall.js';
+import { runWaterfall, thenOrNow, type WaterfallFailure, type WaterfallFold } from '../internal/waterfall.js';
 
 /**
  * The post-execute stage: runs the `post` policies as a waterfall over every finished call (denied and
@@ -56,9 +56,7 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
     const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, timers);
     const view = new PostView(record, call, folder, deadline);
     const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', deadline.pending);
-    const raced = deadline.race(chain, folder);
-    const settled = ({ failure }: WaterfallOutcome<PostDecision>) => judged(record, folder, failure, startedAt);
-    return raced instanceof Promise ? raced.then(settled) : settled(raced);
+    return thenOrNow(deadline.race(chain, folder), ({ failure }) => judged(record, folder, failure, startedAt));
   };
 
   const judged = (record: CallRecord, folder: PostFold, failure: WaterfallFailure | undefined, startedAt: number): void => {

@@ -12,7 +12,7 @@ import { concurrentStage, isExclusiveCall, type AbortScope, type StageScope } fr
 import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze, snapshotValue } from '../internal/snapshot.js';
-import { runWaterfall, type WaterfallFold, type WaterfallOutcome } from '../internal/waterfall.js';
+import { runWaterfall, thenOrNow, type WaterfallFold, type WaterfallOutcome } from '../internal/waterfall.js';
 
 /**
  * The pre-execute stage: runs the `pre` policies as a waterfall for every admitted call, folding each
@@ -52,9 +52,7 @@ export function preExecute(settings: PipelineSettings, batch: BatchCancel): Mono
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
     const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', deadline.pending, (i) => contexts[i]!.seal());
-    const raced = deadline.race(chain, folder);
-    const settled = (outcome: WaterfallOutcome<PreDecision>) => decided(record, scope, contexts, outcome);
-    return raced instanceof Promise ? raced.then(settled) : settled(raced);
+    return thenOrNow(deadline.race(chain, folder), (outcome) => decided(record, scope, contexts, outcome));
   };
 
   const decided = (record: CallRecord, scope: AbortScope, contexts: readonly PolicyContext[], { decision, failure }: WaterfallOutcome<PreDecision>): void => {
