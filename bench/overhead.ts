@@ -7,10 +7,15 @@
  * tool body does nothing (async, or sync in the sync variant), so the figures are the per-call cost of
  * the machinery itself.
  *
- * Three baselines, each run on the same three workloads (async body, sync body, JSON-string args):
+ * Four baselines, each run on the same three workloads (async body, sync body, JSON-string args):
  * - **hand pool** (the limit, issue 15): ten async workers pulling the next index, each doing
  *   `out[k] = { id, status: 'ok', value: await body(schema.parse(args)) }` (after `JSON.parse` in the
  *   JSON variant). The smallest executor a user can write; the pipeline's target is ≤ 4× this.
+ * - **floor** (bench/contractFloor.ts): the hand pool plus only the per-call work the `ToolResult`
+ *   contract asks for — five clock reads for `timing`, the result, `timing` and `durations` frozen, the
+ *   duplicate-id window, the args snapshot and deep freeze, the 19-field result — and no machinery.
+ *   No implementation of the contract can be cheaper, so its ratio to the hand pool is the bound on
+ *   the pipeline's; four more rows each leave one part out, to show what it costs.
  * - **p-limit**: p-limit(10), the same schema with `safeParse`, the tool looked up by name in a Map, a
  *   result `{ id, index, status, value, content }` at the call's index (content by JSON.stringify, as a
  *   model needs text), `Promise.all`. Every call validated before it is queued, as the intake stage does.
@@ -39,6 +44,7 @@ import { from, ignoreElements, lastValueFrom, mergeMap, Observable, type Operato
 import { z } from 'zod';
 import { createPipeline, defineTool, type PostPolicy, type PrePolicy, type ToolCall, type ToolResult } from '../src/index.js';
 import { collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
+import { ALL_PARTS, contractFloor, type FloorPart } from './contractFloor.js';
 
 const N = 100_000;
 const CONCURRENCY = 10;
@@ -192,7 +198,8 @@ const workloads: Record<Workload, { calls: readonly ToolCall[]; body: Body; labe
   sync: { calls: objectCalls, body: syncBody, label: 'sync body' },
   json: { calls: jsonCalls, body: asyncBody, label: 'async, JSON args' },
 };
-const baselines = { hand: handPool, 'p-limit': pLimitPool, rxjs: rxjsPool } as const;
+const floorPool = contractFloor(input, CONCURRENCY, ALL_PARTS);
+const baselines = { hand: handPool, floor: floorPool, 'p-limit': pLimitPool, rxjs: rxjsPool } as const;
 type BaselineName = keyof typeof baselines;
 const baselineNames = Object.keys(baselines) as BaselineName[];
 const baselineVariant = (name: BaselineName, workload: Workload): string => `baseline ${name}, ${workloads[workload].label}`;
@@ -210,6 +217,11 @@ const allVariants: Variant[] = [
   ...(['async', 'sync', 'json'] as const).flatMap((workload) =>
     baselineNames.map((name): Variant => ({ name: baselineVariant(name, workload), workload, run: () => baselines[name](workloads[workload].calls, workloads[workload].body) })),
   ),
+  // What each part of the contract floor costs: the floor without it, over the whole floor.
+  ...ALL_PARTS.map((part): Variant => {
+    const pool = contractFloor(input, CONCURRENCY, ALL_PARTS.filter((p: FloorPart) => p !== part));
+    return { name: `floor without ${part}, async body`, workload: 'async', relativeTo: baselineVariant('floor', 'async'), run: () => pool(objectCalls, asyncBody) };
+  }),
   { name: 'pipeline.run, async body', workload: 'async', run: () => asyncPipeline.run(objectCalls) },
   { name: 'operator()+toArray, async body', workload: 'async', run: () => lastValueFrom(from(objectCalls).pipe(asyncPipeline.operator(), toArray())) },
   {
@@ -238,7 +250,7 @@ const allVariants: Variant[] = [
 const only = process.env['BENCH_ONLY'] === undefined ? undefined : new RegExp(process.env['BENCH_ONLY']);
 const picked = allVariants.filter((v) => only === undefined || only.test(v.name));
 const variants = allVariants.filter(
-  (v) => picked.includes(v) || (v.name.startsWith('baseline ') && picked.some((p) => p.workload === v.workload && p !== v) && (only === undefined || /hand|p-limit/.test(v.name) || only.test(v.name))),
+  (v) => picked.includes(v) || (v.name.startsWith('baseline ') && picked.some((p) => p.workload === v.workload && p !== v) && (only === undefined || /hand|floor|p-limit/.test(v.name) || only.test(v.name))),
 );
 
 async function main(): Promise<void> {
@@ -276,12 +288,13 @@ async function main(): Promise<void> {
         const other = baselineVariant(name, v.workload);
         row[`× ${name}`] = other === v.name ? '—' : ratio(ms, other);
       }
-      row['× plain run'] = v.relativeTo ? ratio(ms, v.relativeTo) : '—';
+      row['× reference'] = v.relativeTo ? ratio(ms, v.relativeTo) : '—';
       return row;
     }),
   );
   console.log('× hand / × p-limit / × rxjs: median time over that baseline\'s median on the same workload (issue 15 target for pipeline.run and operator(): × hand ≤ 4; informational, not asserted)');
-  console.log('× plain run: the policy path\'s (3 pass-through pre + 1 post), the events layer\'s, a limit\'s and a rate limit\'s own cost, over pipeline.run on the same workload');
+  console.log('× floor: over the contract floor (bench/contractFloor.ts: the hand pool plus only what the ToolResult contract asks for per call — clock reads, frozen result/timing/durations, the duplicate-id window, the args snapshot — and no machinery); the floor\'s own × hand bounds what any implementation of the contract reaches');
+  console.log('× reference: the policy path\'s (3 pass-through pre + 1 post), the events layer\'s, a limit\'s and a rate limit\'s own cost over pipeline.run on the same workload; a floor without one part over the whole floor (below 1: what that part costs)');
   console.log(`sanity: every variant returned ${N} ok results in input order with the right values: ${ok ? 'yes' : 'NO'}`);
   if (!ok) process.exitCode = 1;
 }
