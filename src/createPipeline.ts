@@ -91,8 +91,9 @@ export interface Pipeline {
    * Runs a batch without RxJS and resolves to its results in input order. An async iterable source is
    * pulled with backpressure: at most `maxPending + concurrency` calls are taken in and unanswered, so a
    * fast stream behind one slow call waits instead of filling memory; so is an array or a generator
-   * (pushed at once instead in a durable turn, or when a tool has `start: 'after-response'`, whose calls
-   * wait for the source's end). An Observable is pushed: it cannot be slowed down, only buffered.
+   * (pushed at once instead in a durable turn). Neither is held back when a tool has `start:
+   * 'after-response'`: its calls wait for the source's end, so the source is read as fast as it comes.
+   * An Observable is pushed: it cannot be slowed down, only buffered.
    * @throws {SourceError} (as a rejection) when the source fails midway; it holds the results so far.
    */
   run(calls: CallSource, options?: RunOptions): Promise<ToolResult[]>;
@@ -190,12 +191,14 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return (calls) => defer(() => calls.pipe(resultsOf(tappedStages(signal, new DurableBatch(settings, journaled, turn), turn))));
   };
 
-  // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered.
+  // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered; so
+  // is an array or another sync iterable, in a plain run. Neither is when a tool waits for the source's
+  // end (`start: 'after-response'`): its calls stay unanswered until then (and the results behind them,
+  // in order), so the puller would wait for answers that only the source's end can bring.
   const pullLimit = settings.maxPending + settings.concurrency;
-  // So is an array or another sync iterable, in a plain run — unless a tool waits for the source's end
-  // (`start: 'after-response'`), which pulling would hold back behind the calls that wait for it.
-  const pullsIterables = ![...settings.tools.values()].some((tool) => tool.start === 'after-response');
-  const sourceOf = (calls: CallSource, { turn, signal }: { readonly turn?: string | undefined; readonly signal?: AbortSignal | undefined }) => sourceOfCalls(calls, pullLimit, pullsIterables && turn === undefined, signal);
+  const pulls = ![...settings.tools.values()].some((tool) => tool.start === 'after-response');
+  const sourceOf = (calls: CallSource, { turn, signal }: { readonly turn?: string | undefined; readonly signal?: AbortSignal | undefined }) =>
+    sourceOfCalls(calls, pulls ? pullLimit : undefined, turn === undefined, signal);
 
   const collect = (calls: CallSource, runOptions: Parameters<typeof sourceOf>[1], operate: OperatorFunction<ToolCall, ToolResult>): Promise<ToolResult[]> => {
     const { source, pulled } = sourceOf(calls, runOptions);
@@ -350,16 +353,23 @@ function isResultEvent(event: PipelineEvent): event is PipelineResultEvent {
 }
 
 /**
- * The source as an Observable: an async iterable pulled with backpressure (`answered` after each
- * result), and a sync one too when `pullSync` (else pushed with `from`).
+ * The calls of a `run()` / `events()` source as an Observable, pulled with backpressure (`pullLimit`
+ * unanswered at most; `undefined`: pushed as fast as they come) — a sync iterable only when `pullSync`.
  */
 function sourceOfCalls(
   calls: CallSource,
-  pullLimit: number,
+  pullLimit: number | undefined,
   pullSync: boolean,
   signal: AbortSignal | undefined,
 ): { readonly source: Observable<ToolCall>; readonly pulled: { answered(): void } | undefined } {
-  const pulled = isPullable(calls) ? pullCalls(calls, pullLimit) : pullSync && isIterable(calls) ? pullIterableCalls(calls, pullLimit, signal) : undefined;
+  const pulled =
+    pullLimit === undefined
+      ? undefined
+      : isPullable(calls)
+        ? pullCalls(calls, pullLimit)
+        : pullSync && isIterable(calls)
+          ? pullIterableCalls(calls, pullLimit, signal)
+          : undefined;
   return { source: pulled?.calls ?? toObservable(calls), pulled };
 }
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { filter, lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { createPipeline, defineTool, SourceError, type ToolCall } from '../src/index.js';
 
@@ -148,6 +149,27 @@ describe('run() and events() pull an array or a generator with backpressure', ()
     // 60 waiting calls, more than maxPending + concurrency: pulled, the source would never end.
     const results = await createPipeline({ tools: [later], concurrency: 2, maxPending: 5 }).run(calls);
     expect(results.map((r) => r.status)).toEqual(calls.map(() => 'ok'));
+  });
+
+  it('reads an async iterable without holding it back when a tool starts only after the response', async () => {
+    const later = defineTool({ name: 'later', description: 'l', input: z.object({}), mode: 'parallel', start: 'after-response', execute: () => 'ok' });
+    const eager = defineTool({ name: 'eager', description: 'e', input: z.object({}), mode: 'parallel', execute: () => 'ok' });
+    async function* stream(): AsyncGenerator<ToolCall> {
+      // One waiting call first, then more calls than maxPending + concurrency: pulled with backpressure,
+      // the eager ones' results would wait behind it in order, the puller would wait for them, and the
+      // source — whose end the first call waits for — would never end.
+      yield { id: 'w', name: 'later', args: {} };
+      for (let i = 0; i < 40; i++) {
+        await Promise.resolve();
+        yield { id: `c${i}`, name: i % 2 === 0 ? 'eager' : 'later', args: {} };
+      }
+    }
+    const pipeline = createPipeline({ tools: [later, eager], concurrency: 2, maxPending: 5 });
+    const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 2000).unref());
+    const results = await Promise.race([pipeline.run(stream()), hung]);
+    expect(results === 'hung' ? results : results.map((r) => r.status)).toEqual(Array.from({ length: 41 }, () => 'ok'));
+    const events = await Promise.race([lastValueFrom(pipeline.events(stream()).pipe(filter((e) => e.type === 'result'), toArray())), hung]);
+    expect(events === 'hung' ? events : events.length).toBe(41);
   });
 
   it('a generator that throws midway: the calls taken in get their results, then run() rejects with them', async () => {

@@ -5,6 +5,7 @@ import { Observable } from 'rxjs';
  * items are unanswered (`answered()` tells it when one is): backpressure for `run()`, so a source that
  * is faster than the tools (or waits behind one slow call) is not drained into memory. `from()` would
  * pull as fast as the iterable yields. Unsubscribing stops pulling and calls the iterator's `return()`.
+ * Not for a source whose calls may wait for its end (`start: 'after-response'`), as below.
  */
 export function pullCalls<T>(iterable: AsyncIterable<T>, limit: number): { readonly calls: Observable<T>; answered(): void } {
   let unanswered = 0;
