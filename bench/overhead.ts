@@ -15,7 +15,8 @@
  *   contract asks for — five clock reads for `timing`, the result, `timing` and `durations` frozen, the
  *   duplicate-id window, the args snapshot and deep freeze, the 19-field result — and no machinery.
  *   No implementation of the contract can be cheaper, so its ratio to the hand pool is the bound on
- *   the pipeline's; four more rows each leave one part out, to show what it costs.
+ *   the pipeline's; four more rows each leave one part out, to show what it costs, and one leaves all
+ *   four out (the hand pool building the full result and nothing else).
  * - **p-limit**: p-limit(10), the same schema with `safeParse`, the tool looked up by name in a Map, a
  *   result `{ id, index, status, value, content }` at the call's index (content by JSON.stringify, as a
  *   model needs text), `Promise.all`. Every call validated before it is queued, as the intake stage does.
@@ -222,6 +223,11 @@ const allVariants: Variant[] = [
     const pool = contractFloor(input, CONCURRENCY, ALL_PARTS.filter((p: FloorPart) => p !== part));
     return { name: `floor without ${part}, async body`, workload: 'async', relativeTo: baselineVariant('floor', 'async'), run: () => pool(objectCalls, asyncBody) };
   }),
+  // And without all four: the hand pool building the 19-field result and nothing else.
+  (() => {
+    const pool = contractFloor(input, CONCURRENCY, []);
+    return { name: 'floor without all four, async body', workload: 'async', relativeTo: baselineVariant('floor', 'async'), run: () => pool(objectCalls, asyncBody) } satisfies Variant;
+  })(),
   { name: 'pipeline.run, async body', workload: 'async', run: () => asyncPipeline.run(objectCalls) },
   { name: 'operator()+toArray, async body', workload: 'async', run: () => lastValueFrom(from(objectCalls).pipe(asyncPipeline.operator(), toArray())) },
   {
