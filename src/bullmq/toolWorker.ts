@@ -1,6 +1,6 @@
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
+import { isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { AnyTool, ToolContext } from '../defineTool.js';
 import { describeError } from '../internal/describe.js';
@@ -13,6 +13,7 @@ import { FleetKeys } from './fleetKeys.js';
 import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
 import { refusal, type JobPayload } from './jobPayload.js';
 import { failureReason, type WorkerFailureCode } from './remoteToolError.js';
+import { streamItems } from './streamItems.js';
 
 /** Options of {@link createToolWorker}. */
 export interface ToolWorkerOptions {
@@ -210,34 +211,12 @@ class JobRunner {
     }
   }
 
-  /**
-   * Writes each item to the job's stream as it comes, and tells the agents. One connection keeps them
-   * in order; up to `WRITES_IN_FLIGHT` are unanswered at once (a slow Redis slows the body down).
-   */
-  async #stream(jobId: string, output: AsyncIterable<unknown> | ObservableInput<unknown>, keepMs: number, signal: AbortSignal): Promise<number> {
+  /** Writes each item to the job's stream as it comes, and tells the agents; one connection keeps them in order. */
+  #stream(jobId: string, output: AsyncIterable<unknown> | ObservableInput<unknown>, keepMs: number, signal: AbortSignal): Promise<number> {
     const key = this.keys.items(jobId);
-    let count = 0;
-    const inFlight: Promise<unknown>[] = [];
-    const write = async (item: unknown) => {
-      count++;
-      inFlight.push(this.commands.multi().xadd(key, '*', 'v', JSON.stringify(item) ?? 'null').pexpire(key, keepMs).publish(this.keys.itemsChannel, jobId).exec());
-      if (inFlight.length >= WRITES_IN_FLIGHT) await inFlight.shift();
-    };
-    if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
-      for await (const item of output as AsyncIterable<unknown>) await write(item);
-    } else {
-      await new Promise<void>((resolve, reject) => {
-        let written = Promise.resolve();
-        const subscription = from(output as ObservableInput<unknown>).subscribe({
-          next: (item) => (written = written.then(() => write(item))),
-          error: (error: unknown) => void written.then(() => reject(error), reject),
-          complete: () => void written.then(resolve, reject),
-        });
-        signal.addEventListener('abort', () => subscription.unsubscribe(), { once: true });
-      });
-    }
-    await Promise.all(inFlight); // every item is in Redis before the job completes
-    return count;
+    const write = (item: unknown) =>
+      this.commands.multi().xadd(key, '*', 'v', JSON.stringify(item) ?? 'null').pexpire(key, keepMs).publish(this.keys.itemsChannel, jobId).exec();
+    return streamItems(output, write, WRITES_IN_FLIGHT, signal);
   }
 }
 
