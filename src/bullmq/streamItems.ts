@@ -48,8 +48,9 @@ export async function streamItems(
           subscription?.unsubscribe();
         };
         const fail = (error: unknown) => {
-          stop(); // a write failed: nothing more is taken
-          reject(error);
+          stop(); // a write failed, or the call was aborted: nothing more is taken
+          const failNow = () => reject(error);
+          void written.then(failNow, failNow); // once the items taken so far are handed to `write`
         };
         subscription = from(output as ObservableInput<unknown>).subscribe({
           next: (item) => {

@@ -84,6 +84,18 @@ describe("streamItems: a worker's streamed output written in order, within a win
     expect(landed).toEqual([0, 1]);
   });
 
+  it('an aborted Observable fails only once the items it emitted before are written, a full window too', async () => {
+    const { landed, write } = slowWrites(40);
+    const controller = new AbortController();
+    const output = new Observable<number>((subscriber) => {
+      subscriber.next(0); // its write fills the window of 1: item 1 waits for it
+      subscriber.next(1);
+    });
+    setTimeout(() => controller.abort(new Error('timed out')), 10);
+    const seen = await streamItems(output, write, 1, controller.signal).catch((error: unknown) => ({ error: String(error), landedWhenFailed: [...landed] }));
+    expect(seen).toEqual({ error: 'Error: timed out', landedWhenFailed: [0, 1] });
+  });
+
   it('counts every item and resolves once all are written, in order', async () => {
     const { landed, write } = slowWrites(1);
     expect(await streamItems(interval(0).pipe(take(200)), write, 8, new AbortController().signal)).toBe(200);
