@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createPipeline, memoryJournal, type JournalStore } from '../../src/index.js';
 import { ProcessView } from '../support/crashes.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
-import { sleep } from './support/contracts.js';
+import { keyedSlow, sleep } from './support/contracts.js';
 import { until, useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
@@ -14,7 +14,7 @@ describe.skipIf(!redisAvailable())(`a durable turn re-attaches to its remote job
   const queue = `q-${randomUUID()}`;
   const suite = useFleet({ workers: 1, queues: [{ queue, concurrency: 2 }] });
   /** A new agent "process": its own remote tools (connections) over the journal it sees. */
-  const agent = (journal: JournalStore) => createPipeline({ tools: suite.remote([sleep], { queue }).tools, journal, approvalSecret: APPROVAL_SECRET });
+  const agent = (journal: JournalStore) => createPipeline({ tools: suite.remote([sleep, keyedSlow], { queue }).tools, journal, approvalSecret: APPROVAL_SECRET });
 
   const runsOf = (callId: string) => suite.fleet.events().filter((event) => event.callId === callId && event.e === 'start');
 
@@ -35,4 +35,23 @@ describe.skipIf(!redisAvailable())(`a durable turn re-attaches to its remote job
       expect(runsOf(id)).toHaveLength(1);
     });
   }
+
+  it('resumed while a retried attempt runs: that attempt\'s job, its body ran once, its result', async () => {
+    const journal = memoryJournal();
+    const dying = new ProcessView(journal);
+    const turn = `turn-${randomUUID()}`;
+    const id = `call-${randomUUID()}`;
+    const first = agent(dying).run([{ id, name: 'keyed_slow', args: { ms: 400 } }], { turn });
+    first.catch(() => undefined); // its journal dies under it
+    await until(() => runsOf(id).length === 1, 5000, 'the second attempt to start'); // the first fails before it logs
+    dying.crash(turn);
+
+    const [result] = await agent(journal).resume(turn);
+    expect(result).toMatchObject({ id, status: 'ok', value: { pid: runsOf(id)[0]!.pid } });
+    expect(runsOf(id)).toHaveLength(1); // re-attached to attempt 2's job, not run a third time
+    // The resumed call walks its attempts again by their job ids: attempt 1's known failure (then its
+    // backoff), then attempt 2's job, so the result still says what happened.
+    expect(result!.attempts).toBe(2);
+    expect(result!.trace.filter((entry) => entry.event === 'attempt_failed')).toMatchObject([{ attempt: 1 }]);
+  });
 });

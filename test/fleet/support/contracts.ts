@@ -66,3 +66,13 @@ export const keyed = toolContract({
   idempotent: true,
   retry: { attempts: 2, backoff: { initialMs: 10 } },
 });
+
+/** Like `keyed`, but the attempts after the first sleep `ms` before they answer (to crash an agent during one). */
+export const keyedSlow = toolContract({
+  name: 'keyed_slow',
+  description: 'Fail once per key, then sleep and return it',
+  input: z.object({ ms: z.int().nonnegative() }),
+  mode: 'parallel',
+  idempotent: true,
+  retry: { attempts: 2, backoff: { initialMs: 10 } },
+});

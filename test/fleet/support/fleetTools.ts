@@ -2,7 +2,7 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { implementTool, type AnyTool, type ToolContext } from '../../../src/index.js';
-import { barrier, echo, fails, items, keyed, progressing, sleep, sleepIdempotent, step, stepAlone, stepIdempotent, strictOnWorker, stubborn } from './contracts.js';
+import { barrier, echo, fails, items, keyed, keyedSlow, progressing, sleep, sleepIdempotent, step, stepAlone, stepIdempotent, strictOnWorker, stubborn } from './contracts.js';
 
 /** One line of a worker's log: what a body did, when (epoch ms, sub-millisecond, comparable across processes). */
 export interface WorkerEvent {
@@ -48,6 +48,14 @@ export function fleetTools(logDir: string): AnyTool[] {
         writeFileSync(join(logDir, `key-${ctx.idempotencyKey}`), '', { flag: 'wx' });
       } catch {
         return { key: ctx.idempotencyKey, pid: process.pid };
+      }
+      throw new Error('the first attempt of a key fails');
+    }),
+    implementTool(keyedSlow, async ({ ms }, ctx) => {
+      try {
+        writeFileSync(join(logDir, `key-slow-${ctx.idempotencyKey}`), '', { flag: 'wx' });
+      } catch {
+        return { key: ctx.idempotencyKey, ...(await sleeping('keyed_slow')({ ms }, ctx)) };
       }
       throw new Error('the first attempt of a key fails');
     }),
