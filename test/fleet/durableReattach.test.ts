@@ -18,16 +18,24 @@ describe.skipIf(!redisAvailable())(`a durable turn re-attaches to its remote job
 
   const runsOf = (callId: string) => suite.fleet.events().filter((event) => event.callId === callId && event.e === 'start');
 
+  /**
+   * Runs a durable turn of one call on an agent whose journal dies under it once the body logged its
+   * start (a `keyed_slow` first attempt fails before it logs); returns what a new agent resumes.
+   */
+  const crashOnceStarted = async (name: string, args: Record<string, unknown>) => {
+    const journal = memoryJournal();
+    const dying = new ProcessView(journal);
+    const turn = `turn-${randomUUID()}`;
+    const id = `call-${randomUUID()}`;
+    agent(dying).run([{ id, name, args }], { turn }).catch(() => undefined); // its journal dies under it
+    await until(() => runsOf(id).length === 1, 5000, `the body of ${name} to start`);
+    dying.crash(turn);
+    return { journal, turn, id };
+  };
+
   for (const when of ['while the job runs', 'after the job finished'] as const) {
     it(`resumed ${when}: the same job, its body ran once, its result`, async () => {
-      const journal = memoryJournal();
-      const dying = new ProcessView(journal);
-      const turn = `turn-${randomUUID()}`;
-      const id = `call-${randomUUID()}`;
-      const first = agent(dying).run([{ id, name: 'sleep', args: { ms: 400 } }], { turn });
-      first.catch(() => undefined); // its journal dies under it
-      await until(() => runsOf(id).length === 1, 5000, 'the body to start');
-      dying.crash(turn);
+      const { journal, turn, id } = await crashOnceStarted('sleep', { ms: 400 });
       if (when === 'after the job finished') await until(() => suite.fleet.events().some((event) => event.callId === id && event.e === 'end'), 5000, 'the body to end');
 
       const [result] = await agent(journal).resume(turn);
@@ -37,14 +45,7 @@ describe.skipIf(!redisAvailable())(`a durable turn re-attaches to its remote job
   }
 
   it('resumed while a retried attempt runs: that attempt\'s job, its body ran once, its result', async () => {
-    const journal = memoryJournal();
-    const dying = new ProcessView(journal);
-    const turn = `turn-${randomUUID()}`;
-    const id = `call-${randomUUID()}`;
-    const first = agent(dying).run([{ id, name: 'keyed_slow', args: { ms: 400 } }], { turn });
-    first.catch(() => undefined); // its journal dies under it
-    await until(() => runsOf(id).length === 1, 5000, 'the second attempt to start'); // the first fails before it logs
-    dying.crash(turn);
+    const { journal, turn, id } = await crashOnceStarted('keyed_slow', { ms: 400 }); // during attempt 2
 
     const [result] = await agent(journal).resume(turn);
     expect(result).toMatchObject({ id, status: 'ok', value: { pid: runsOf(id)[0]!.pid } });
