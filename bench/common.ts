@@ -36,6 +36,9 @@ export function collectYoungGarbage(): void {
 
 export const fmt = (value: number, digits = 1): string => value.toFixed(digits);
 
+/** A baseline's reading of a call's arguments: JSON text parsed, anything else as it is. */
+export const argsOf = (args: unknown): unknown => (typeof args === 'string' ? JSON.parse(args) : args);
+
 /** mulberry32: a tiny seeded PRNG with uniform floats in [0, 1). */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

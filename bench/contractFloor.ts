@@ -21,6 +21,7 @@
 import type { z } from 'zod';
 import type { ToolCall } from '../src/index.js';
 import { RecentIds } from '../src/internal/recentIds.js';
+import { argsOf } from './common.js';
 import { renderValue } from '../src/internal/renderContent.js';
 import { deepFreeze, snapshotArgs } from '../src/internal/snapshot.js';
 
@@ -33,19 +34,27 @@ const same = <T>(value: T): T => value;
 const noClock = (): number => 0;
 const clock = (): number => performance.now();
 
+/** What the bench's result check reads of a floor result (the rest of the 19 fields are there too). */
+export interface FloorResult {
+  readonly id: string;
+  readonly index: number;
+  readonly status: string;
+  readonly value: unknown;
+}
+
 /** A pool of `concurrency` workers that does the contract's per-call work (the `parts` kept) and nothing more. */
 export function contractFloor<Args>(
   input: z.ZodType<Args>,
   concurrency: number,
   parts: readonly FloorPart[],
-): (calls: readonly ToolCall[], body: (args: Args) => unknown) => Promise<{ id: string; index: number; status: string; value: unknown }[]> {
+): (calls: readonly ToolCall[], body: (args: Args) => unknown) => Promise<FloorResult[]> {
   const now = parts.includes('clock') ? clock : noClock;
   const freeze = parts.includes('freeze') ? Object.freeze : same;
   const checkIds = parts.includes('ids');
-  const snapshot = parts.includes('snapshot') ? snapshotArgs : (args: unknown) => (typeof args === 'string' ? JSON.parse(args) : args);
+  const snapshot = parts.includes('snapshot') ? snapshotArgs : argsOf;
   const frozen = parts.includes('snapshot') ? deepFreeze : same;
   return async (calls, body) => {
-    const out = new Array<{ id: string; index: number; status: string; value: unknown }>(calls.length);
+    const out = new Array<FloorResult>(calls.length);
     const seen = new RecentIds(10_000);
     let next = 0;
     const worker = async (): Promise<void> => {

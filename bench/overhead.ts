@@ -44,7 +44,7 @@ import pLimit from 'p-limit';
 import { from, ignoreElements, lastValueFrom, mergeMap, Observable, type OperatorFunction, tap, toArray } from 'rxjs';
 import { z } from 'zod';
 import { createPipeline, defineTool, type PostPolicy, type PrePolicy, type ToolCall, type ToolResult } from '../src/index.js';
-import { collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
+import { argsOf, collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
 import { ALL_PARTS, contractFloor, type FloorPart } from './contractFloor.js';
 
 const N = 100_000;
@@ -91,8 +91,6 @@ interface Checked {
   status: string;
   value?: unknown;
 }
-
-const argsOf = (args: unknown): unknown => (typeof args === 'string' ? JSON.parse(args) : args);
 
 /** The limit (issue 15): ten async workers pulling the next index. */
 async function handPool(calls: readonly ToolCall[], body: Body): Promise<Checked[]> {
@@ -199,8 +197,7 @@ const workloads: Record<Workload, { calls: readonly ToolCall[]; body: Body; labe
   sync: { calls: objectCalls, body: syncBody, label: 'sync body' },
   json: { calls: jsonCalls, body: asyncBody, label: 'async, JSON args' },
 };
-const floorPool = contractFloor(input, CONCURRENCY, ALL_PARTS);
-const baselines = { hand: handPool, floor: floorPool, 'p-limit': pLimitPool, rxjs: rxjsPool } as const;
+const baselines = { hand: handPool, floor: contractFloor(input, CONCURRENCY, ALL_PARTS), 'p-limit': pLimitPool, rxjs: rxjsPool } as const;
 type BaselineName = keyof typeof baselines;
 const baselineNames = Object.keys(baselines) as BaselineName[];
 const baselineVariant = (name: BaselineName, workload: Workload): string => `baseline ${name}, ${workloads[workload].label}`;
@@ -214,20 +211,19 @@ interface Variant {
   run(): Promise<readonly Checked[]>;
 }
 
+/** The contract floor with only `parts` kept, on the async workload, over the whole floor. */
+function floorWithout(left: string, parts: readonly FloorPart[]): Variant {
+  const pool = contractFloor(input, CONCURRENCY, parts);
+  return { name: `floor without ${left}, async body`, workload: 'async', relativeTo: baselineVariant('floor', 'async'), run: () => pool(objectCalls, asyncBody) };
+}
+
 const allVariants: Variant[] = [
   ...(['async', 'sync', 'json'] as const).flatMap((workload) =>
     baselineNames.map((name): Variant => ({ name: baselineVariant(name, workload), workload, run: () => baselines[name](workloads[workload].calls, workloads[workload].body) })),
   ),
-  // What each part of the contract floor costs: the floor without it, over the whole floor.
-  ...ALL_PARTS.map((part): Variant => {
-    const pool = contractFloor(input, CONCURRENCY, ALL_PARTS.filter((p: FloorPart) => p !== part));
-    return { name: `floor without ${part}, async body`, workload: 'async', relativeTo: baselineVariant('floor', 'async'), run: () => pool(objectCalls, asyncBody) };
-  }),
-  // And without all four: the hand pool building the 19-field result and nothing else.
-  (() => {
-    const pool = contractFloor(input, CONCURRENCY, []);
-    return { name: 'floor without all four, async body', workload: 'async', relativeTo: baselineVariant('floor', 'async'), run: () => pool(objectCalls, asyncBody) } satisfies Variant;
-  })(),
+  // What each part of the contract floor costs: the floor without it (and without all four), over the whole floor.
+  ...ALL_PARTS.map((part) => floorWithout(part, ALL_PARTS.filter((p) => p !== part))),
+  floorWithout('all four', []),
   { name: 'pipeline.run, async body', workload: 'async', run: () => asyncPipeline.run(objectCalls) },
   { name: 'operator()+toArray, async body', workload: 'async', run: () => lastValueFrom(from(objectCalls).pipe(asyncPipeline.operator(), toArray())) },
   {
