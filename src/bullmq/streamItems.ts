@@ -1,4 +1,4 @@
-import { from, type ObservableInput, type Subscription } from 'rxjs';
+import { from, type ObservableInput } from 'rxjs';
 
 /**
  * Hands each item of a streamed body's output to `write` as it comes, in order, with up to `window`
@@ -41,18 +41,13 @@ export async function streamItems(
     } else {
       await new Promise<void>((resolve, reject) => {
         let written = Promise.resolve();
-        let subscription: Subscription | undefined;
-        let stopped = false;
-        const stop = () => {
-          stopped = true;
-          subscription?.unsubscribe();
-        };
+        // Called only from a settled write or the abort listener, both after `subscribe` returned.
         const fail = (error: unknown) => {
-          stop(); // a write failed, or the call was aborted: nothing more is taken
+          subscription.unsubscribe(); // a write failed, or the call was aborted: nothing more is taken
           const failNow = () => reject(error);
           void written.then(failNow, failNow); // once the items taken so far are handed to `write`
         };
-        subscription = from(output as ObservableInput<unknown>).subscribe({
+        const subscription = from(output as ObservableInput<unknown>).subscribe({
           next: (item) => {
             written = written.then(() => add(item));
             written.catch(fail);
@@ -60,7 +55,6 @@ export async function streamItems(
           error: (error: unknown) => void written.then(() => reject(error), reject),
           complete: () => void written.then(resolve, reject),
         });
-        if (stopped) subscription.unsubscribe(); // a write failed while subscribing
         // Aborted (cancelled, timed out): an Observable does not end by itself, so the stream fails now.
         const aborted = () => fail(signal.reason);
         if (signal.aborted) aborted();
