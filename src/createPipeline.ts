@@ -362,15 +362,15 @@ function sourceOfCalls(
   pullSync: boolean,
   signal: AbortSignal | undefined,
 ): { readonly source: Observable<ToolCall>; readonly pulled: { answered(): void } | undefined } {
-  const pulled =
-    pullLimit === undefined
-      ? undefined
-      : isPullable(calls)
-        ? pullCalls(calls, pullLimit)
-        : pullSync && isIterable(calls)
-          ? pullIterableCalls(calls, pullLimit, signal)
-          : undefined;
+  const pulled = pullLimit === undefined ? undefined : pullerOf(calls, pullLimit, pullSync, signal);
   return { source: pulled?.calls ?? toObservable(calls), pulled };
+}
+
+/** The puller for `calls`: an async iterable's, a sync iterable's when `pullSync`; none for other sources. */
+function pullerOf(calls: CallSource, pullLimit: number, pullSync: boolean, signal: AbortSignal | undefined) {
+  if (isPullable(calls)) return pullCalls(calls, pullLimit);
+  if (pullSync && isIterable(calls)) return pullIterableCalls(calls, pullLimit, signal);
+  return undefined;
 }
 
 function toObservable(calls: CallSource): Observable<ToolCall> {
