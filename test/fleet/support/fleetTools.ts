@@ -40,24 +40,24 @@ export function fleetTools(logDir: string): AnyTool[] {
     }
     return { pid: process.pid };
   };
+  /** Throws on the first attempt of `ctx`'s key for `tool`, across the worker processes ('wx' fails if the file exists). */
+  const failFirstAttempt = (tool: string, ctx: ToolContext) => {
+    try {
+      writeFileSync(join(logDir, `key-${tool}-${ctx.idempotencyKey}`), '', { flag: 'wx' });
+    } catch {
+      return; // not the first
+    }
+    throw new Error('the first attempt of a key fails');
+  };
   return [
     implementTool(echo, ({ text }) => ({ echo: text, pid: process.pid })),
     implementTool(keyed, (_args, ctx) => {
-      // 'wx' fails if the file exists: across the worker processes, only the first attempt of a key fails.
-      try {
-        writeFileSync(join(logDir, `key-${ctx.idempotencyKey}`), '', { flag: 'wx' });
-      } catch {
-        return { key: ctx.idempotencyKey, pid: process.pid };
-      }
-      throw new Error('the first attempt of a key fails');
+      failFirstAttempt('keyed', ctx);
+      return { key: ctx.idempotencyKey, pid: process.pid };
     }),
     implementTool(keyedSlow, async ({ ms }, ctx) => {
-      try {
-        writeFileSync(join(logDir, `key-slow-${ctx.idempotencyKey}`), '', { flag: 'wx' });
-      } catch {
-        return { key: ctx.idempotencyKey, ...(await sleeping('keyed_slow')({ ms }, ctx)) };
-      }
-      throw new Error('the first attempt of a key fails');
+      failFirstAttempt('keyed_slow', ctx);
+      return { key: ctx.idempotencyKey, ...(await sleeping('keyed_slow')({ ms }, ctx)) };
     }),
     implementTool(sleep, sleeping('sleep')),
     implementTool(sleepIdempotent, sleeping('sleep_idempotent')),
