@@ -56,15 +56,12 @@ interface Counts {
 /** A store that counts what the pipeline asks of it. */
 function counted(store: JournalStore, counts: Counts): JournalStore {
   return {
-    append(turn, entries) {
+    ...store,
+    append(key, entries, lease) {
       counts.appends++;
       counts.entries += entries.length;
-      return store.append(turn, entries);
+      return store.append(key, entries, lease);
     },
-    read: (turn) => store.read(turn),
-    lease: (turn, owner, ms) => store.lease(turn, owner, ms),
-    release: (turn, owner) => store.release(turn, owner),
-    consume: (turn, nonce) => store.consume(turn, nonce),
   };
 }
 

@@ -209,7 +209,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
           results.push(result);
           pulled?.answered();
         },
-        error: (error: unknown) => reject(error instanceof DurableTurnError && results.length === 0 ? error : new SourceError(results, error)),
+        error: (error: unknown) => reject(runFailure(error, results)),
         complete: () => resolve(results),
       });
     });
@@ -256,7 +256,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
             subscriber.next(event);
             pulled?.answered(); // the next call is taken in after the consumer saw this result
           },
-          error: (error: unknown) => subscriber.error(error instanceof DurableTurnError && results.length === 0 ? error : new SourceError(results, error)),
+          error: (error: unknown) => subscriber.error(runFailure(error, results)),
           complete: () => {
             results = [];
             // A durable turn's lease is given up before the stream completes, so the next request can resume it.
@@ -271,6 +271,18 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const pending = async (turn: string): Promise<PendingApproval[]> => listPending(durableOf('pendingApprovals', turn), turn);
 
   return Object.freeze({ tools, available, operator, run, events, resume, pendingApprovals: pending });
+}
+
+/**
+ * What a run fails with: a durable turn's own error — as it is when no result was given out, and always
+ * for a lost lease, with the results given out before it — else a `SourceError` holding the results.
+ */
+function runFailure(error: unknown, results: readonly ToolResult[]): unknown {
+  if (error instanceof DurableTurnError) {
+    if (error.code === 'lease_lost') return new DurableTurnError('lease_lost', error.message, { cause: error.cause, results: [...results] });
+    if (results.length === 0) return error;
+  }
+  return new SourceError(results, error);
 }
 
 /** A call of a durable turn: it keeps its own turn (its response) for cancel-rest, or takes the run's. */

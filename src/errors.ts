@@ -30,6 +30,7 @@ export class ConfigError extends TypeError {
       | 'run'
       | 'resume'
       | 'pendingApprovals'
+      | 'prune'
       | 'mcpTools'
       | 'sqliteJournal'
       | 'createQuickJSRuntime'

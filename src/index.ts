@@ -74,7 +74,7 @@ export type {
 export { memoryJournal } from './durable/memoryJournal.js';
 export { DurableTurnError } from './durable/errors.js';
 export { suspendApprovals } from './policy/suspendApprovals.js';
-export type { ApprovalResponse, JournaledResult, JournalEntry, JournalStore, PendingApproval } from './durable/types.js';
+export type { ApprovalResponse, CallEntry, JournaledResult, JournalEntry, JournalStore, PendingApproval, PruneOptions, TurnEnded, TurnLease } from './durable/types.js';
 
 // Restriction and retention
 export { RestrictionSet } from './restrict/restrictionSet.js';

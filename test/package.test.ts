@@ -39,7 +39,7 @@ describe('the tarball', () => {
       .filter((line) => line !== '')
       .map((line) => line.replace(/^package\//, ''));
     expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'docs/DESIGN.md', 'dist/quickjs-payload.cjs']));
-    expect(files.filter((file) => !/^(dist|docs)\//.test(file)).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+    expect(files.filter((file) => !/^(dist|docs)\//.test(file)).sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
     expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
     expect(files.filter((file) => file.includes('worker'))).toEqual([]); // the worker is inside the payload
     // Every target of the exports map is shipped, and every declaration file declares something.

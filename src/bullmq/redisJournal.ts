@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { JournalEntry, JournalStore } from '../durable/types.js';
+import { checkKeyOfTurn, checkPruneOptions } from '../durable/pruning.js';
+import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../durable/types.js';
 import { ConfigError } from '../errors.js';
 import { isRecord } from '../internal/validate.js';
-import { APPEND, LEASE, RELEASE, runScript } from './redisJournalScripts.js';
+import { ACQUIRE, APPEND, PRUNE, RELEASE, RENEW, runScript } from './redisJournalScripts.js';
 
 /**
  * Options of {@link redisJournal}.
@@ -21,9 +22,10 @@ export interface RedisJournalOptions {
    */
   readonly connection: string | RedisOptions | Redis;
   /**
-   * The start of every key the journal writes: a turn's keys are `<prefix>:{<turn>}:log`, `:lease` and
-   * `:nonces` (the turn is the hash tag, so a turn's keys share one slot). Journals of different
-   * prefixes on one Redis never see each other's turns. Neither `{` nor `}`.
+   * The start of every key the journal writes: a turn's keys are `<prefix>:{<turn>}:log`, `:lease`,
+   * `:nonces`, `:programs` and, for each program (`run_code`) call, `:program:<call id>` (the turn is the
+   * hash tag, so a turn's keys share one slot); `<prefix>:ended` lists the turns that ended, for `prune`.
+   * Journals of different prefixes on one Redis never see each other's turns. Neither `{` nor `}`.
    * @default 'toolstream:journal'
    */
   readonly prefix?: string;
@@ -43,11 +45,13 @@ export interface RedisJournalOptions {
 export interface RedisJournal extends JournalStore {
   /** The start of every key the journal writes. */
   readonly prefix: string;
-  append(turn: string, entries: readonly JournalEntry[]): Promise<void>;
-  read(turn: string): Promise<JournalEntry[]>;
-  lease(turn: string, owner: string, ms: number): Promise<boolean>;
-  release(turn: string, owner: string): Promise<void>;
+  append(key: string, entries: readonly JournalEntry[], lease: TurnLease): Promise<boolean>;
+  read(key: string): Promise<JournalEntry[]>;
+  acquire(turn: string, owner: string, ms: number): Promise<number | undefined>;
+  renew(lease: TurnLease, ms: number): Promise<boolean>;
+  release(lease: TurnLease): Promise<void>;
   consume(turn: string, nonce: string): Promise<boolean>;
+  prune(options: PruneOptions): Promise<number>;
   /** Quits the client the journal made (waiting for its replies); a client you passed stays open. */
   close(): Promise<void>;
 }
@@ -59,15 +63,16 @@ export interface RedisJournal extends JournalStore {
  *
  * How each method holds across processes:
  * - `append` is one command (a Lua script around one `RPUSH` of the batch as one JSON array): all its
- *   entries or none, never interleaved with another append. Entries are serialised first, so a batch
- *   without a JSON form writes nothing. An append ioredis resends after a reconnect is kept once.
+ *   entries or none, never interleaved with another append, and only while the lease it carries is the
+ *   turn's current one (owner and epoch, checked in the script). Entries are serialised first, so a
+ *   batch without a JSON form writes nothing. An append ioredis resends after a reconnect is kept once.
  * - `read` is one `LRANGE`: a read never sees part of an append.
- * - `lease` is a compare-and-set in Lua on the turn's owner and expiry. Expiry is on the **caller's
+ * - `acquire`, `renew` and `release` are compare-and-sets in Lua on the turn's owner, expiry and epoch
+ *   (see `JournalStore`: each take gives a higher epoch; the epoch stays when released). Expiry is on the **caller's
  *   clock** (`Date.now()` of the process taking the lease), the clock the pipeline reasons with and
  *   the other stores use: the agents' clocks must agree to well within `leaseMs` (30 s by default; NTP
  *   keeps servers within milliseconds). Redis's own clock was not chosen: the lease would then expire
  *   on a clock the pipeline cannot read, and a process could not tell how long its lease has left.
- * - `release` is a compare-and-delete in Lua: only the holder gives a lease up.
  * - `consume` is one `SADD` to the turn's set of used nonces: true for the one caller that added it.
  *   (A set per turn rather than a key per nonce: one key to find and delete with the turn.)
  *   A `SADD` resent after a reconnect answers false: the approval is refused (`token_used`), never run twice.
@@ -81,8 +86,13 @@ export interface RedisJournal extends JournalStore {
  * replication is asynchronous: a replica promoted after a failover may lack the latest appends. `WAIT`
  * (and, from Redis 7.2, `WAITAOF`) makes a client wait until replicas have a write, which narrows that
  * window but does not close it (Redis does not promise a failover picks a replica that has it); this
- * journal does not call them. What the journal keeps is never removed by it: delete a finished turn's
- * three keys when you no longer need to resume or audit it.
+ * journal does not call them.
+ *
+ * **Pruning.** Appending a turn's `ended` entry lists the turn in `<prefix>:ended` (a sorted set, by
+ * time); `prune` walks the listed turns old enough and removes each in one script that checks it again
+ * (still ended, lease not live, tokens expired if it ended suspended). Turns journaled by toolstream 0.1
+ * keep the journals of programs that never ran again under 0.2 (`<prefix>:{<turn>\u0000<call id>}:log`):
+ * delete those by pattern if you need to.
  *
  * Commands wait while the client reconnects, then fail as ioredis says (by default after 20 attempts,
  * about 10 s); the pipeline fails the turn with `journal_failed`, and the turn can be resumed later.
@@ -111,35 +121,84 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
   }
   const keys = (turn: string) => {
     const base = `${prefix}:{${turn}}`;
-    return { log: `${base}:log`, lease: `${base}:lease`, nonces: `${base}:nonces` };
+    return { log: `${base}:log`, lease: `${base}:lease`, nonces: `${base}:nonces`, programs: `${base}:programs`, program: (callId: string) => `${base}:program:${callId}` };
   };
+  /** Where a key's journal is: a turn's log, or a program's (and where toolstream 0.1 kept it). */
+  const logOf = (key: string) => {
+    const nul = key.indexOf('\u0000');
+    if (nul === -1) return { turn: key, callId: '', log: keys(key).log, legacy: undefined };
+    const turn = key.slice(0, nul);
+    const callId = key.slice(nul + 1);
+    return { turn, callId, log: keys(turn).program(callId), legacy: `${prefix}:{${key}}:log` };
+  };
+  const ended = `${prefix}:ended`;
   // An append's id: this journal's, and a count (see APPEND).
   const journalId = randomBytes(9).toString('base64url');
   let appends = 0;
   let closing: Promise<void> | undefined;
+  const parse = (elements: readonly string[]): JournalEntry[] =>
+    // Each element is `id \n json` (JSON.stringify never writes a raw newline).
+    elements.flatMap((element) => JSON.parse(element.slice(element.indexOf('\n') + 1)) as JournalEntry[]);
 
   return Object.freeze({
     prefix,
-    async append(turn: string, entries: readonly JournalEntry[]): Promise<void> {
+    async append(key: string, entries: readonly JournalEntry[], lease: TurnLease): Promise<boolean> {
+      checkKeyOfTurn(key, lease.turn);
       // Serialised before anything is sent: one entry without a JSON form writes nothing.
       const json = JSON.stringify(entries);
-      if (entries.length === 0) return;
-      await runScript(redis, APPEND, [keys(turn).log], [`${journalId}.${(appends++).toString(36)}\n`, json]);
+      if (entries.length === 0) return true;
+      const { turn, callId, log } = logOf(key);
+      const last = entries[entries.length - 1]!;
+      // Listed before the append (a listing whose append was refused is found and dropped by prune).
+      if (last.kind === 'ended' && callId === '') await redis.zadd(ended, last.at, turn);
+      const { lease: leaseKey, programs } = keys(turn);
+      const id = `${journalId}.${(appends++).toString(36)}\n`;
+      return (await runScript(redis, APPEND, [log, leaseKey, programs], [id, json, lease.owner, lease.epoch, callId])) !== -1;
     },
-    async read(turn: string): Promise<JournalEntry[]> {
-      const elements = await redis.lrange(keys(turn).log, 0, -1);
-      // Each element is `id \n json` (JSON.stringify never writes a raw newline).
-      return elements.flatMap((element) => JSON.parse(element.slice(element.indexOf('\n') + 1)) as JournalEntry[]);
+    async read(key: string): Promise<JournalEntry[]> {
+      const { log, legacy } = logOf(key);
+      if (legacy === undefined) return parse(await redis.lrange(log, 0, -1));
+      // A program's journal begun by toolstream 0.1 is under its old key: that part first.
+      const [before, after] = await Promise.all([redis.lrange(legacy, 0, -1), redis.lrange(log, 0, -1)]);
+      return [...parse(before), ...parse(after)];
     },
-    async lease(turn: string, owner: string, ms: number): Promise<boolean> {
+    async acquire(turn: string, owner: string, ms: number): Promise<number | undefined> {
       const now = Date.now();
-      return (await runScript(redis, LEASE, [keys(turn).lease], [owner, now, now + ms])) === 1;
+      const epoch = Number(await runScript(redis, ACQUIRE, [keys(turn).lease], [owner, now, now + ms]));
+      return epoch === -1 ? undefined : epoch;
     },
-    async release(turn: string, owner: string): Promise<void> {
-      await runScript(redis, RELEASE, [keys(turn).lease], [owner]);
+    async renew(lease: TurnLease, ms: number): Promise<boolean> {
+      return (await runScript(redis, RENEW, [keys(lease.turn).lease], [lease.owner, lease.epoch, Date.now() + ms])) === 1;
+    },
+    async release(lease: TurnLease): Promise<void> {
+      await runScript(redis, RELEASE, [keys(lease.turn).lease], [lease.owner, lease.epoch]);
     },
     async consume(turn: string, nonce: string): Promise<boolean> {
       return (await redis.sadd(keys(turn).nonces, nonce)) === 1;
+    },
+    async prune(options: PruneOptions): Promise<number> {
+      const { finishedBefore, suspended } = checkPruneOptions(options);
+      const now = Date.now();
+      let removed = 0;
+      for (let offset = 0; ; ) {
+        const listed = await redis.zrangebyscore(ended, '-inf', `(${finishedBefore}`, 'LIMIT', offset, PRUNE_PAGE);
+        for (const turn of listed) {
+          const turnKeys = keys(turn);
+          const callIds = await redis.smembers(turnKeys.programs);
+          const all = [turnKeys.log, turnKeys.lease, turnKeys.nonces, turnKeys.programs, ...callIds.map(turnKeys.program)];
+          const outcome = Number(await runScript(redis, PRUNE, all, [finishedBefore, now, suspended]));
+          if (outcome === -2) {
+            offset++; // stays listed: the next page starts after it
+            continue;
+          }
+          await redis.zrem(ended, turn);
+          if (outcome !== 1) continue;
+          removed++;
+          // Programs journaled by toolstream 0.1 under keys of their own slot: one command each.
+          for (const callId of callIds) await redis.del(`${prefix}:{${turn}\u0000${callId}}:log`);
+        }
+        if (listed.length < PRUNE_PAGE) return removed;
+      }
     },
     close(): Promise<void> {
       if (!owned) return Promise.resolve();
@@ -149,6 +208,9 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     },
   });
 }
+
+/** How many listed turns one round of `prune` reads. */
+const PRUNE_PAGE = 500;
 
 /** An ioredis client rather than its options: it has the commands. */
 function isClient(connection: RedisJournalOptions['connection']): connection is Redis {

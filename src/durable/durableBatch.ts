@@ -1,28 +1,27 @@
-import { randomUUID } from 'node:crypto';
-import { defer, finalize, tap, type OperatorFunction } from 'rxjs';
+import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
 import { runStages, type StageTaps } from '../createPipeline.js';
 import { composeTaps } from '../internal/composeTaps.js';
 import { IncompleteArguments } from '../incompleteArguments.js';
 import { awaitEach } from '../internal/awaitEach.js';
 import { holdUntil } from '../internal/holdUntil.js';
 import type { CallRecord } from '../internal/callRecord.js';
-import { describeError, describeValue } from '../internal/describe.js';
+import { describeError } from '../internal/describe.js';
 import { attachProgramJournal, isDurableProgram } from '../internal/durableProgram.js';
-import { attachDurableCall, isReattaching } from '../internal/reattach.js';
-import { snapshotValue } from '../internal/snapshot.js';
+import { attachDurableCall } from '../internal/reattach.js';
 import type { PipelineSettings } from '../options.js';
-import type { Approver, PrePolicy } from '../policy/types.js';
 import { reorderByIndex } from '../stages/reorder.js';
 import type { ToolCall } from '../toolCall.js';
-import type { ToolError } from '../toolError.js';
 import type { ToolResult } from '../toolResult.js';
 import type { ApprovalTokens, TokenClaims } from './approvalTokens.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
+import { asData, journaledResult, replay } from './journaledResult.js';
 import { JournalWriter } from './journalWriter.js';
+import { LeaseKeeper } from './leaseKeeper.js';
 import { ProgramJournal } from './programJournal.js';
-import { foldTurn, type JournaledCall } from './turnState.js';
-import type { JournaledResult, JournalStore, PendingApproval } from './types.js';
+import { journaledBound, resumeApprover, runsAgain } from './resumeBounds.js';
+import { foldTurn, openApprovals, type JournaledCall } from './turnState.js';
+import type { JournalEntry, JournalStore, PendingApproval } from './types.js';
 
 /** A pipeline's durability settings, resolved from its options. */
 export interface DurableSettings {
@@ -65,34 +64,46 @@ export interface SubBatchScope {
   readonly callIndex: number;
   /** A sub-call's approval (`token`) was answered with `answer`: the turn's journal records it. */
   answered(token: string, answer: 'allowed-once' | 'rejected'): void;
+  /** The turn's lease, which the program's call holds: it fences the sub-calls' writes too. */
+  readonly lease: LeaseKeeper;
 }
 
 /**
- * One durable batch: a run (or a resume) of one turn. It holds the turn's lease while it runs, and
- * journals every call's life through one writer, from taps between the stages — the stages know
- * nothing of it:
+ * One durable batch: a run (or a resume) of one turn. It holds the turn's lease while it runs (a
+ * `LeaseKeeper`: renewed, fenced, and once lost the batch stops), and journals every call's life through
+ * one writer, from taps between the stages — the stages know nothing of it:
  * - after intake: `received` (index, id, name, the arguments as sent) — or, resuming, the journaled
  *   outcome of calls that finished (replayed, never run again) and `outcome_unknown` for calls that
  *   started and never finished, unless their tool is `idempotent`;
  * - after pre-execute: `decided` (decision, admitted arguments, trace), and a start check that writes
- *   `started` and waits until it is durable, so no body runs unrecorded;
+ *   `started` and waits until it is durable — and the lease is known live — so no body runs unrecorded,
+ *   nor once another process took the turn;
  * - the guard's approvals: `approval_pending` with a signed token when the approver suspends a call,
  *   `approval_answered` when it is answered;
- * - the results: `finished`, durable before the result is given out.
- * Resuming, the journaled decision is folded in as the innermost policy (today's policies can only
- * tighten it), and suspended calls are answered by the answers given (a consumed token, once).
+ * - the results: `finished`, durable before the result is given out;
+ * - the end: `ended`, once every call has its result (what `prune` goes by).
+ * Every append carries the lease: a store refuses it once another process took the turn, and the batch
+ * then stops at once — no body starts, those in flight see their signal abort, and the run fails with
+ * `DurableTurnError` `lease_lost`; the process that took the turn answers what was left.
+ *
+ * Resuming, the journaled decision bounds what today's policies decide: it is the outermost pre
+ * policy, folded after the whole chain (whatever a policy inside does or skips), so it can only
+ * tighten it; suspended calls are answered by the answers given (a consumed token, once).
  *
  * A program's call (`run_code`) gets a journal for its sub-calls (`ProgramJournal`), and is run again
  * on resume — its sub-calls that finished are answered from that journal, not run. Its sub-calls are a
  * batch of this class too, under a `SubBatchScope`, with a plan that grows as the program makes them.
  */
 export class DurableBatch {
-  readonly #owner = randomUUID();
+  readonly #lease: LeaseKeeper;
   readonly #writer: JournalWriter;
-  #renewal: NodeJS.Timeout | undefined;
   #closed: Promise<void> = Promise.resolve();
   /** The subscription ended: what its programs' sub-calls still do is not journaled (see `ProgramCall.ended`). */
   #ended = false;
+  /** The subscription completed: every call of the run has its result. */
+  #completed = false;
+  /** A call ended suspended: the turn's `ended` entry says until when its approvals can be answered. */
+  #suspended = false;
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -101,40 +112,56 @@ export class DurableBatch {
     private readonly plan?: ResumePlan,
     private readonly scope?: SubBatchScope,
   ) {
-    this.#writer = scope === undefined ? new JournalWriter(durable.store, turn) : new JournalWriter(durable.store, scope.key, (position) => scope.slotOf(position));
+    const lease = (this.#lease = scope?.lease ?? new LeaseKeeper(durable.store, turn, durable.leaseMs));
+    const key = scope?.key ?? turn;
+    const append = async (entries: readonly JournalEntry[]): Promise<void> => {
+      if ((await durable.store.append(key, entries, lease.fence())) !== true) throw lease.refused();
+    };
+    this.#writer = new JournalWriter(append, scope === undefined ? undefined : (position) => scope.slotOf(position));
   }
 
   /**
-   * Takes the turn's lease (and, for a first run, checks that the turn is new), then keeps renewing it.
+   * Takes the turn's lease (and, for a first run, checks that the turn is new); it is renewed from then on.
    * @throws {DurableTurnError} `turn_leased` or `turn_exists`.
    */
   private async open(): Promise<void> {
-    const { store, leaseMs } = this.durable;
-    if (!(await store.lease(this.turn, this.#owner, leaseMs))) {
+    const { store } = this.durable;
+    if (!(await this.#lease.acquire())) {
       throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} is being driven by another process (its lease is live); try again once it ends.`);
     }
     if (this.plan === undefined && (await store.read(this.turn)).length > 0) {
-      await store.release(this.turn, this.#owner);
+      await this.#lease.release();
       throw new DurableTurnError('turn_exists', `Turn ${JSON.stringify(this.turn)} has run already: resume it (pipeline.resume) instead of running it again.`);
     }
     // A resume was planned before its lease: another process may have driven the turn in between.
     if (this.plan !== undefined && (await store.read(this.turn)).length !== this.plan.entries) {
-      await store.release(this.turn, this.#owner);
+      await this.#lease.release();
       throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} was driven by another process while this resume was being planned; resume it again.`);
     }
-    this.#renewal = setInterval(() => void Promise.resolve().then(() => store.lease(this.turn, this.#owner, leaseMs)).catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
-    this.#renewal.unref();
   }
 
-  /** Gives the lease up at once, so another request can resume the turn right after. */
+  /**
+   * Marks the turn ended if every call got its result, then gives the lease up at once, so another
+   * request can resume the turn right after. Never throws: the run's own outcome is what the caller hears.
+   */
   private async close(): Promise<void> {
-    clearInterval(this.#renewal);
-    try {
-      await this.durable.store.release(this.turn, this.#owner);
-    } catch {
-      // A store that fails now (closed, broken) cannot give the lease up: it lapses after leaseMs. The
-      // run's own outcome — or its journal_failed error — is what the caller must hear, not this.
+    if (this.#completed && !this.#lease.lost) {
+      try {
+        this.#writer.write(await this.#endedEntry());
+        await this.#writer.durable();
+      } catch {
+        // Not marked ended: the turn is only kept longer (prune skips it), and a resume marks it.
+      }
     }
+    await this.#lease.release();
+  }
+
+  /** The turn's `ended` entry: with calls still suspended, until when the last of their approvals can be answered. */
+  async #endedEntry(): Promise<JournalEntry> {
+    const at = Date.now();
+    if (!this.#suspended) return { kind: 'ended', at };
+    const open = openApprovals(foldTurn(await this.durable.store.read(this.turn)));
+    return open.length === 0 ? { kind: 'ended', at } : { kind: 'ended', at, suspendedUntil: Math.max(...open.map((approval) => approval.expiresAt)) };
   }
 
   /**
@@ -146,16 +173,31 @@ export class DurableBatch {
     return (calls) =>
       defer(() => {
         const opened = this.open();
-        return calls.pipe(
+        const results = calls.pipe(
           holdUntil(opened),
           this.stages(signal, taps),
           reorderByIndex(),
-          finalize(() => {
-            this.#ended = true;
-            this.#closed = opened.then(() => this.close(), () => undefined);
-          }),
+          tap({ complete: () => (this.#completed = true) }),
         );
+        // Closed as soon as the run ends, before its end is passed on: `closed` is then the lease's release.
+        let closing = false;
+        const close = () => {
+          if (closing) return;
+          closing = true;
+          this.#ended = true;
+          this.#closed = opened.then(() => this.close(), () => undefined);
+        };
+        return this.#untilLeaseLost(results).pipe(tap({ complete: close, error: close }), finalize(close));
       });
+  }
+
+  /** The results until the lease is lost: then the output fails with `lease_lost`, and unsubscribing the stages aborts every body in flight. */
+  #untilLeaseLost(results: Observable<ToolResult>): Observable<ToolResult> {
+    return new Observable<ToolResult>((subscriber) => {
+      const subscription = results.subscribe(subscriber);
+      this.#lease.onLost((error) => subscriber.error(error));
+      return subscription;
+    });
   }
 
   /**
@@ -178,9 +220,18 @@ export class DurableBatch {
     return {
       ...settings,
       suspend,
-      pre: [...settings.pre, this.#journaledDecision(plan)],
-      preNames: [...settings.preNames, '(journal)'],
-      approve: this.#answers(plan),
+      pre: [journaledBound(plan), ...settings.pre],
+      preNames: ['(journal)', ...settings.preNames],
+      approve: resumeApprover({
+        plan,
+        approve: settings.approve,
+        store: this.durable.store,
+        turn: this.turn,
+        answered: (index, given) => {
+          this.#writer.write({ kind: 'approval_answered', index, answer: given.answer, at: Date.now() });
+          this.scope?.answered(given.token, given.answer);
+        },
+      }),
     };
   }
 
@@ -202,13 +253,16 @@ export class DurableBatch {
         }
         if (record.status !== undefined) return;
         if (isDurableProgram(record.tool)) attachProgramJournal(record, this.#programJournal(record));
-        attachDurableCall(record, { turn: this.turn, index: record.index, resumed: this.plan?.journaled.get(record.index)?.started === true });
+        // Named by its journal key and slot: a program's sub-call is not its turn's call of the same index.
+        const { scope } = this;
+        attachDurableCall(record, { turn: scope?.key ?? this.turn, index: scope?.slotOf(record.index) ?? record.index, resumed: this.plan?.journaled.get(record.index)?.started === true });
         // The last check before the body: `started` is durable before it is invoked.
         record.addStartCheck({
           policy: '(journal)',
           check: async () => {
             writer.write({ kind: 'started', index: record.index, at: at() });
             await this.#durable();
+            await this.#lease.ensureHeld(); // a process that stalled past its lease starts nothing
             return undefined;
           },
         });
@@ -219,6 +273,7 @@ export class DurableBatch {
         else if (record.error?.code === 'approval_rejected') writer.write({ kind: 'approval_answered', index: record.index, answer: 'rejected', at: at() });
       }),
       finished: awaitEach((result) => {
+        if (result.status === 'suspended') this.#suspended = true;
         if (result.status !== 'suspended' && !(this.plan?.journaled.get(result.index)?.finished !== undefined)) {
           writer.write({ kind: 'finished', index: result.index, result: journaledResult(result), at: at() });
         }
@@ -227,11 +282,12 @@ export class DurableBatch {
     };
   }
 
-  /** Everything written is durable; a store failure becomes a `journal_failed` error. */
+  /** Everything written is durable; a store failure becomes a `journal_failed` error (a lost lease stays `lease_lost`). */
   async #durable(): Promise<void> {
     try {
       await this.#writer.durable();
     } catch (error) {
+      if (error instanceof DurableTurnError) throw error;
       throw new DurableTurnError('journal_failed', `The journal of turn ${JSON.stringify(this.turn)} could not be written: ${describeError(error)}`, { cause: error });
     }
   }
@@ -286,6 +342,7 @@ export class DurableBatch {
       writer: this.#writer,
       flush: () => this.#durable(),
       ended: () => this.#ended,
+      lease: this.#lease,
     });
   }
 
@@ -303,101 +360,4 @@ export class DurableBatch {
       });
     }
   }
-
-  /**
-   * Whether the call's body was started by some process (the journal says so): an approval whose nonce
-   * is consumed but whose call never started was used by a process that stopped before the body — the
-   * approval still admits that one run. (While a lease is live no other process drives the turn.)
-   */
-  async #startedBefore(index: number): Promise<boolean> {
-    return foldTurn(await this.durable.store.read(this.turn)).get(index)?.started ?? false;
-  }
-
-  /** The decision journaled before, folded in last: today's policies can tighten it, never relax it. */
-  #journaledDecision(plan: ResumePlan): PrePolicy {
-    return function journaled(ctx) {
-      const call = plan.journaled.get(ctx.index);
-      if (call?.decision === undefined) return undefined;
-      const reasons = call.pending?.reasons ?? [];
-      return { decision: call.decision, reason: reasons.length > 0 ? reasons.join('; ') : 'as decided before the turn was resumed' };
-    };
-  }
-
-  /**
-   * Resuming, the approver: a call with an answer given is answered by it — for the same arguments,
-   * once (the token's nonce is consumed in the store); a call still waiting stays suspended; any other
-   * `ask` goes to the pipeline's approver.
-   */
-  #answers(plan: ResumePlan): Approver {
-    const { approve } = this.settings;
-    const { store } = this.durable;
-    return async (request, signal) => {
-      const given = plan.answers.get(request.index);
-      if (given !== undefined) {
-        if (argsHash(request.args) !== given.claims.argsHash) throw new Error('the approval was given for other arguments; it must be asked again');
-        if (!(await store.consume(this.turn, given.claims.nonce)) && (await this.#startedBefore(request.index))) {
-          throw new Error('the approval was already used');
-        }
-        this.#writer.write({ kind: 'approval_answered', index: request.index, answer: given.answer, at: Date.now() });
-        this.scope?.answered(given.token, given.answer);
-        return given.answer;
-      }
-      const call = plan.journaled.get(request.index);
-      // An answer journaled before admits the call it was given for, without asking again: one whose
-      // body never started (its process stopped in between), a program running again, or a body that
-      // re-attaches to the job it started.
-      if (call?.answered !== undefined && (!call.started || runsAgain(request.tool))) return call.answered;
-      if (call?.pending !== undefined) return 'suspend';
-      if (approve === undefined) throw new Error('no approver is configured');
-      return approve(request, signal);
-    };
-  }
-}
-
-/** A started call of this tool runs again on resume without repeating its effect. */
-function runsAgain(tool: CallRecord['tool']): boolean {
-  return isDurableProgram(tool) || isReattaching(tool);
-}
-
-/** A value as JSON data for the journal; one without a JSON form (a transform's BigInt) is noted as such. */
-function asData(value: unknown): unknown {
-  try {
-    return snapshotValue(value);
-  } catch {
-    return { unserializable: describeValue(value) };
-  }
-}
-
-/** A finished result as the journal keeps it: what the model saw, serialisable. */
-function journaledResult(result: ToolResult): JournaledResult {
-  const status = result.status as JournaledResult['status'];
-  const base = { status, content: result.content, started: result.started };
-  if (result.status === 'ok') {
-    const ok = result.streamed ? { ...base, streamed: true } : base;
-    try {
-      return JSON.stringify(result.value) === undefined ? { ...ok, valueOmitted: result.value !== undefined } : { ...ok, value: result.value };
-    } catch {
-      return { ...ok, valueOmitted: true };
-    }
-  }
-  return { ...base, error: errorOf(result.error) };
-}
-
-/** An error's JSON form without its `cause` (what a body threw is not data). */
-function errorOf(error: ToolError): { readonly code: ToolError['code']; readonly message: string } {
-  const { cause: _cause, ...rest } = error as ToolError & { cause?: unknown };
-  try {
-    return JSON.parse(JSON.stringify(rest)) as { code: ToolError['code']; message: string };
-  } catch {
-    return { code: error.code, message: error.message };
-  }
-}
-
-/** A call's journaled outcome, as its result: the same model-facing fields, and it never runs. */
-function replay(record: CallRecord, result: JournaledResult): void {
-  record.replayed = true;
-  record.started = result.started;
-  record.content = result.content;
-  if (result.status === 'ok') record.succeed(result.value, result.streamed === true);
-  else record.fail(result.status, result.error as ToolError);
 }

@@ -32,9 +32,12 @@ export function resolveDurable(options: DurableOptions): DurableSettings | undef
     }
     return undefined;
   }
-  const store = journal as Partial<JournalStore>;
-  for (const method of ['append', 'read', 'lease', 'release', 'consume'] as const) {
-    if (typeof store[method] !== 'function') fail('journal', 'a JournalStore (memoryJournal(), sqliteJournal(…), or one of your own)', journal);
+  const store = journal as Partial<JournalStore> & { readonly lease?: unknown };
+  for (const method of ['append', 'read', 'acquire', 'renew', 'release', 'consume', 'prune'] as const) {
+    if (typeof store[method] === 'function') continue;
+    // A store written for toolstream 0.1 (`lease(turn, owner, ms)`, no epochs): say what changed.
+    if (typeof store.lease === 'function') fail('journal', 'a JournalStore of version 2: `lease` became `acquire` and `renew`, `append` and `release` take the lease (fencing), `prune` is new — see CHANGELOG.md, 0.2.0', journal);
+    fail('journal', `a JournalStore (memoryJournal(), sqliteJournal(…), redisJournal(…), or one of your own); \`${method}\` is missing`, journal);
   }
   const secretBytes = typeof approvalSecret === 'string' ? Buffer.byteLength(approvalSecret) : approvalSecret instanceof Uint8Array ? approvalSecret.byteLength : -1;
   if (secretBytes < 32) fail('approvalSecret', 'a string or Uint8Array of at least 32 bytes (it signs approval tokens; keep it secret)', approvalSecret === undefined ? undefined : '(too short)');

@@ -1,7 +1,9 @@
 import { brand } from '../internal/brand.js';
+import type { ToolResult } from '../toolResult.js';
 
 /**
- * Why a durable turn could not be run, resumed or answered — nothing ran when this is thrown:
+ * Why a durable turn could not be run, resumed or answered — nothing ran when this is thrown, but for
+ * `lease_lost` and `journal_failed`, which stop a run midway:
  * - `turn_exists`: `run(calls, { turn })` for a turn the journal already holds: resume it instead.
  * - `turn_unknown`: `resume(turn)` for a turn the journal does not hold.
  * - `turn_leased`: another process drives the turn now (its lease is live): try again after it ends.
@@ -11,6 +13,11 @@ import { brand } from '../internal/brand.js';
  * - `token_used`: its approval was answered already (or replaced by a newer one).
  * - `turn_suspended`: a formatter was given the results of a turn with suspended calls: resume it first.
  * - `journal_failed`: the store failed; the turn is not durable past this point.
+ * - `lease_lost`: another process took the turn over while this one ran it (this process stalled past
+ *   its lease — a pause, a slow disk — or could not renew it before it expired). The run stopped at
+ *   once: no body started after, those in flight saw their signal abort, nothing more was journaled.
+ *   `results` holds what the run gave out before (each final: journaled under the lease); the process
+ *   that took the turn answers the rest — resume it there, or here once it is done, for the whole turn.
  *
  * @example
  * ```ts
@@ -26,6 +33,9 @@ export class DurableTurnError extends Error {
     brand(this, 'DurableTurnError');
   }
 
+  /** For `lease_lost` (from `run`/`resume`): the results the run gave out before it stopped, in order; empty otherwise. */
+  readonly results: readonly ToolResult[];
+
   constructor(
     readonly code:
       | 'turn_exists'
@@ -38,11 +48,13 @@ export class DurableTurnError extends Error {
       | 'token_expired'
       | 'token_used'
       | 'turn_suspended'
-      | 'journal_failed',
+      | 'journal_failed'
+      | 'lease_lost',
     message: string,
-    options?: { readonly cause?: unknown },
+    options?: { readonly cause?: unknown; readonly results?: readonly ToolResult[] },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DurableTurnError';
+    this.results = options?.results ?? [];
   }
 }

@@ -1,4 +1,4 @@
-import type { JournalEntry, JournalStore } from './types.js';
+import type { JournalEntry } from './types.js';
 
 /**
  * The one writer of a durable batch: the stages report a call's transitions here, and it appends them
@@ -6,8 +6,9 @@ import type { JournalEntry, JournalStore } from './types.js';
  * transaction). `durable()` resolves once everything reported so far is in the store. Appends never
  * overlap, so the store sees the batch's entries in the order they happened.
  *
- * A failed append fails the writer: every later `durable()` rejects with the store's error, so no body
- * starts and no result is given out as if it were recorded.
+ * A failed append — the store's error, or a refusal (`append` throws: the lease was lost) — fails the
+ * writer: every later `durable()` rejects with that error, so no body starts and no result is given out
+ * as if it were recorded.
  */
 export class JournalWriter {
   #queue: JournalEntry[] = [];
@@ -17,15 +18,14 @@ export class JournalWriter {
   #failure: { readonly error: unknown } | undefined = undefined;
 
   constructor(
-    private readonly store: JournalStore,
-    /** The key the entries are appended under: a turn, or a program's call in it. */
-    private readonly turn: string,
+    /** Appends a batch under the writer's key (a turn, or a program's call in it), fenced by the turn's lease. */
+    private readonly append: (entries: readonly JournalEntry[]) => Promise<void>,
     /** Where the batch's call `index` is kept in that journal: itself, unless given (a program's sub-calls, by slot). */
     private readonly indexOf?: (index: number) => number,
   ) {}
 
   write(entry: JournalEntry): void {
-    this.#queue.push(this.indexOf === undefined ? entry : { ...entry, index: this.indexOf(entry.index) });
+    this.#queue.push(this.indexOf === undefined || entry.kind === 'ended' ? entry : { ...entry, index: this.indexOf(entry.index) });
     this.#schedule();
   }
 
@@ -45,7 +45,7 @@ export class JournalWriter {
       this.#queue = [];
       if (batch.length === 0) return;
       try {
-        await this.store.append(this.turn, batch);
+        await this.append(batch);
       } catch (error) {
         this.#failure = { error };
         throw error;

@@ -8,6 +8,7 @@ import { argsHash } from './canonical.js';
 import { DurableBatch, type DurableSettings, type GivenAnswer, type SubBatchScope } from './durableBatch.js';
 import { DurableTurnError } from './errors.js';
 import type { JournalWriter } from './journalWriter.js';
+import type { LeaseKeeper } from './leaseKeeper.js';
 import { foldTurn, type JournaledCall } from './turnState.js';
 import type { JournalStore, PendingApproval } from './types.js';
 
@@ -32,6 +33,8 @@ export interface ProgramCall {
    * started and never finished, exactly like a call of the turn, instead of reading its cancellation.
    */
   readonly ended: () => boolean;
+  /** The turn's lease: the sub-calls' writes are fenced by it. */
+  readonly lease: LeaseKeeper;
 }
 
 /** The key the sub-calls of the program of call `callId` in `turn` are journaled under. */
@@ -123,6 +126,7 @@ export class ProgramRun implements ProgramRunJournal {
       slotOf: (position) => this.#slots.get(position) ?? this.#bindFresh(position),
       callIndex: index,
       answered: (token, answer) => writer.write({ kind: 'approval_answered', index, answer, token, at: Date.now() }),
+      lease: this.call.lease,
     };
     // A sub-batch takes no lease (its program's call holds the turn's), so `entries` is never compared.
     const plan = { journaled: this.#journaled, answers: this.#answers, programAnswers: new Map(), entries: 0 };
@@ -148,11 +152,13 @@ function untilEnded(store: JournalStore, ended: () => boolean): JournalStore {
     if (ended()) throw new Error('the turn\'s batch has ended; its program writes nothing more');
   };
   return {
-    append: (key, entries) => (alive(), store.append(key, entries)),
+    append: (key, entries, lease) => (alive(), store.append(key, entries, lease)),
     read: (key) => (alive(), store.read(key)),
-    lease: (key, owner, ms) => (alive(), store.lease(key, owner, ms)),
-    release: (key, owner) => (alive(), store.release(key, owner)),
-    consume: (key, nonce) => (alive(), store.consume(key, nonce)),
+    acquire: (turn, owner, ms) => (alive(), store.acquire(turn, owner, ms)),
+    renew: (lease, ms) => (alive(), store.renew(lease, ms)),
+    release: (lease) => (alive(), store.release(lease)),
+    consume: (turn, nonce) => (alive(), store.consume(turn, nonce)),
+    prune: (options) => (alive(), store.prune(options)),
   };
 }
 

@@ -59,6 +59,7 @@ export function foldTurn(entries: readonly JournalEntry[]): Map<number, Journale
       });
       continue;
     }
+    if (entry.kind === 'ended') continue; // the turn's, not a call's
     const call = calls.get(entry.index);
     if (call === undefined) continue;
     switch (entry.kind) {
@@ -108,4 +109,11 @@ export function openProgramApprovals(call: JournaledCall): readonly PendingAppro
   if (program === undefined || call.finished !== undefined) return [];
   const set = program.latest.length > 0 ? program.latest : program.before;
   return set.filter((approval) => !program.answered.has(approval.token));
+}
+
+/** Every approval a turn waits for, in call order (a program's call: its own, then its sub-calls'). */
+export function openApprovals(journaled: ReadonlyMap<number, JournaledCall>): PendingApproval[] {
+  return [...journaled.values()]
+    .sort((a, b) => a.index - b.index)
+    .flatMap((call) => [...(call.finished === undefined && call.answered === undefined && call.pending !== undefined ? [call.pending] : []), ...openProgramApprovals(call)]);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type AnyTool, type JournalStore, type ToolResult } from '../../src/index.js';
-import { nonceOf, ProcessView } from '../support/crashes.js';
+import { appendAsProcess, nonceOf, ProcessView } from '../support/crashes.js';
 import { deferred } from '../support/deferred.js';
 
 const SECRET = 'a test secret that is long enough to sign with';
@@ -19,7 +19,7 @@ describe('resuming after a process stopped between two journal writes', () => {
     const [approval] = await pipeline.pendingApprovals('t');
     // What a process that consumed the approval and stopped before `started` leaves behind.
     expect(await journal.consume('t', nonceOf(approval!.token))).toBe(true);
-    await journal.append('t', [{ kind: 'approval_answered', index: 0, answer: 'allowed-once', at: Date.now() }]);
+    await appendAsProcess(journal, 't', [{ kind: 'approval_answered', index: 0, answer: 'allowed-once', at: Date.now() }]);
 
     expect(outline(await pipeline.resume('t'))).toEqual([['w', 'ok', undefined]]);
     expect(outline(await pipeline.resume('t'))).toEqual([['w', 'ok', undefined]]);
@@ -69,18 +69,15 @@ describe('resuming after a process stopped between two journal writes', () => {
     expect(replayed).toMatchObject({ status: 'ok', streamed: true, value: ['one', 'two'], content: streamed!.content });
   });
 
-  it('a store whose lease throws at once, as a synchronous store does, fails a renewal quietly: nothing escapes the timer', async () => {
+  it('a store whose renewals throw at once, as a synchronous store does: the run stops with lease_lost once the lease expired, nothing escapes the timer', async () => {
     const journal = memoryJournal();
     let leases = 0;
     const failing: JournalStore = {
-      append: (turn, entries) => journal.append(turn, entries),
-      read: (turn) => journal.read(turn),
-      lease: (turn, owner, ms) => {
-        if (++leases > 1) throw new Error('SQLITE_BUSY'); // every renewal
-        return journal.lease(turn, owner, ms);
+      ...journal,
+      renew: () => {
+        leases++;
+        throw new Error('SQLITE_BUSY'); // every renewal
       },
-      release: (turn, owner) => journal.release(turn, owner),
-      consume: (turn, nonce) => journal.consume(turn, nonce),
     };
     const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 60)) });
     const uncaught: unknown[] = [];
@@ -90,12 +87,28 @@ describe('resuming after a process stopped between two journal writes', () => {
     process.on('uncaughtException', collect);
     try {
       const pipeline = createPipeline({ tools: [slow], journal: failing, approvalSecret: SECRET, leaseMs: 15 });
-      expect(outline(await pipeline.run([{ id: 's', name: 'slow', args: {} }], { turn: 't' }))).toEqual([['s', 'ok', undefined]]);
+      await expect(pipeline.run([{ id: 's', name: 'slow', args: {} }], { turn: 't' })).rejects.toMatchObject({ code: 'lease_lost', results: [], cause: expect.objectContaining({ message: 'SQLITE_BUSY' }) });
     } finally {
       process.off('uncaughtException', collect);
       for (const listener of saved) process.on('uncaughtException', listener);
     }
     expect(leases).toBeGreaterThan(1);
     expect(uncaught).toEqual([]);
+  });
+
+  it('a renewal that fails once (a store blip) is tried again, and the run goes on', async () => {
+    const journal = memoryJournal();
+    let renewals = 0;
+    const blip: JournalStore = {
+      ...journal,
+      renew: (lease, ms) => {
+        if (++renewals === 1) throw new Error('ECONNRESET');
+        return journal.renew(lease, ms);
+      },
+    };
+    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 120)) });
+    const pipeline = createPipeline({ tools: [slow], journal: blip, approvalSecret: SECRET, leaseMs: 90 });
+    expect(outline(await pipeline.run([{ id: 's', name: 'slow', args: {} }], { turn: 't' }))).toEqual([['s', 'ok', undefined]]);
+    expect(renewals).toBeGreaterThan(1);
   });
 });

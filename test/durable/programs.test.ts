@@ -20,7 +20,7 @@ import {
   type ToolResult,
 } from '../../src/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
-import { nonceOf } from '../support/crashes.js';
+import { appendAsProcess, nonceOf } from '../support/crashes.js';
 import { deferred } from '../support/deferred.js';
 import { scriptedRuntime, type ScriptTools } from './programsRuntime.js';
 
@@ -283,7 +283,7 @@ describe('a sub-call answered before its process stopped', () => {
     const { token } = pendingOf(result);
     // A process consumed it and journaled the answer in the turn, then stopped before the sub-call's journal had it.
     expect(await journal.consume('t', nonceOf(token))).toBe(true);
-    await journal.append('t', [{ kind: 'approval_answered', index: 0, answer: 'allowed-once', token, at: Date.now() }]);
+    await appendAsProcess(journal, 't', [{ kind: 'approval_answered', index: 0, answer: 'allowed-once', token, at: Date.now() }]);
     expect(await pipeline.pendingApprovals('t')).toEqual([]);
 
     const resumed = await pipeline.resume('t');

@@ -24,7 +24,7 @@ it('a resume planned before another resume finished the turn runs nothing again'
   const answers = [{ token: approval!.token, answer: 'allowed-once' as const }];
 
   const gate = deferred();
-  const slowLease: JournalStore = { ...journal, lease: async (...args) => (await gate.promise, journal.lease(...args)) };
+  const slowLease: JournalStore = { ...journal, acquire: async (...args) => (await gate.promise, journal.acquire(...args)) };
   const late = pipelineOn(slowLease).resume('t', { answers }).catch((error: unknown) => error); // plans now, leases later
   await new Promise((resolve) => setTimeout(resolve, 5));
   expect((await pipelineOn(journal).resume('t', { answers })).map((r) => r.status)).toEqual(['ok', 'ok']);

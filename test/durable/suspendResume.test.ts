@@ -219,13 +219,11 @@ describe('an approval consumed by a process that stopped before the body started
     let dead = false;
     // A process whose writes die once it has consumed the approval: it stops before the body starts.
     const dying: JournalStore = {
-      append: (turn, entries) => {
+      ...shared,
+      append: (key, entries, lease) => {
         if (dead) throw new Error('the process is gone');
-        return shared.append(turn, entries);
+        return shared.append(key, entries, lease);
       },
-      read: (turn) => shared.read(turn),
-      lease: (turn, owner, ms) => shared.lease(turn, owner, ms),
-      release: (turn, owner) => shared.release(turn, owner),
       consume: (turn, nonce) => {
         dead = true;
         return shared.consume(turn, nonce);

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { redisJournal, type RedisJournal } from '../../src/bullmq/index.js';
-import { askTools, ConfigError, createPipeline, defineTool, suspendApprovals, type JournalEntry, type JournalStore, type ToolCall } from '../../src/index.js';
+import { askTools, ConfigError, createPipeline, defineTool, memoryJournal, suspendApprovals, type JournalEntry, type JournalStore, type ToolCall } from '../../src/index.js';
 import { journalStoreContract } from '../durable/journalStoreContract.js';
 import { REDIS_MISSING, redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
 
@@ -82,14 +82,15 @@ describe.skipIf(!available)(`redisJournal (${available ? 'a real Redis' : REDIS_
       // Who sends first alternates; the two connections reach Redis in either order.
       const [first, second] = i % 2 === 0 ? [a, b] : [b, a];
       const nonces = await Promise.all([first.consume('race', `n${i}`), second.consume('race', `n${i}`)]);
-      const leases = await Promise.all([first.lease(`race ${i}`, 'first', 60_000), second.lease(`race ${i}`, 'second', 60_000)]);
+      const leases = await Promise.all([first.acquire(`race ${i}`, 'first', 60_000), second.acquire(`race ${i}`, 'second', 60_000)]);
       expect(nonces.filter(Boolean), `nonce ${i}`).toHaveLength(1);
-      expect(leases.filter(Boolean), `lease ${i}`).toHaveLength(1);
-      // Then the loser takes it over once the winner lets go — and only then.
-      const loser = leases[0] ? second : first;
-      expect(await loser.lease(`race ${i}`, leases[0] ? 'second' : 'first', 60_000)).toBe(false);
-      await (leases[0] ? first : second).release(`race ${i}`, leases[0] ? 'first' : 'second');
-      expect(await loser.lease(`race ${i}`, leases[0] ? 'second' : 'first', 60_000)).toBe(true);
+      expect(leases.filter((epoch) => epoch !== undefined), `lease ${i}`).toEqual([1]);
+      // Then the loser takes it over once the winner lets go — and only then, at the next epoch.
+      const won = leases[0] !== undefined;
+      const loser = won ? second : first;
+      expect(await loser.acquire(`race ${i}`, won ? 'second' : 'first', 60_000)).toBeUndefined();
+      await (won ? first : second).release({ turn: `race ${i}`, owner: won ? 'first' : 'second', epoch: 1 });
+      expect(await loser.acquire(`race ${i}`, won ? 'second' : 'first', 60_000)).toBe(2);
       if (nonces[0] === (first === a)) wins.a++;
       else wins.b++;
     }
@@ -131,16 +132,45 @@ describe.skipIf(!available)(`redisJournal (${available ? 'a real Redis' : REDIS_
     await there.close();
   });
 
+  it('keys written by toolstream 0.1 still resume: a suspended turn is answered, its lease (no epoch) taken at epoch 1, a program\'s old journal read first', async () => {
+    const prefix = freshPrefix();
+    prefixes.push(prefix);
+    let ran = 0;
+    const write = defineTool({ name: 'write', description: 'w', input: z.object({}), execute: () => (ran++, 'wrote') });
+    const pipelineOn = (journal: JournalStore) => createPipeline({ tools: [write], journal, approvalSecret: SECRET, pre: [askTools(['write'])], approve: suspendApprovals() });
+    const scratch = memoryJournal();
+    await pipelineOn(scratch).run([{ id: 'w', name: 'write', args: {} }], { turn: 'old' });
+    const entries = (await scratch.read('old')).filter((entry) => entry.kind !== 'ended'); // 0.1 wrote no `ended`
+    const client = new Redis(await url());
+    await client.rpush(`${prefix}:{old}:log`, `a0.0\n${JSON.stringify(entries)}`);
+    await client.hset(`${prefix}:{old}:lease`, 'owner', 'a process of 0.1', 'until', Date.now() - 1);
+    const oldProgram: JournalEntry = { kind: 'started', index: 0, at: 1 };
+    await client.rpush(`${prefix}:{old\u0000call_9}:log`, `a0.1\n${JSON.stringify([oldProgram])}`);
+
+    const journal = await journalOn(prefix);
+    const pipeline = pipelineOn(journal);
+    const [approval] = await pipeline.pendingApprovals('old');
+    expect(await pipeline.resume('old', { answers: [{ token: approval!.token, answer: 'allowed-once' }] })).toMatchObject([{ status: 'ok', content: 'wrote' }]);
+    expect(ran).toBe(1);
+    expect(await client.hget(`${prefix}:{old}:lease`, 'epoch')).toBe('1');
+    const lease = { turn: 'old', owner: 'me', epoch: (await journal.acquire('old', 'me', 60_000))! };
+    const newer: JournalEntry = { kind: 'started', index: 1, at: 2 };
+    expect(await journal.append('old\u0000call_9', [newer], lease)).toBe(true);
+    expect(await journal.read('old\u0000call_9')).toEqual([oldProgram, newer]);
+    await client.quit();
+    await journal.close();
+  });
+
   it('journals of different prefixes on one Redis keep apart; every key is under its prefix', async () => {
     const [p, q] = [freshPrefix(), freshPrefix()];
     const [one, other] = [await journalOn(p), await journalOn(q)];
     const entry = (index: number): JournalEntry => ({ kind: 'started', index, at: index });
-    await one.append('turn', [entry(1)]);
-    await other.append('turn', [entry(2)]);
+    expect(await one.acquire('turn', 'a', 60_000)).toBe(1);
+    expect(await other.acquire('turn', 'b', 60_000)).toBe(1);
+    await one.append('turn', [entry(1)], { turn: 'turn', owner: 'a', epoch: 1 });
+    await other.append('turn', [entry(2)], { turn: 'turn', owner: 'b', epoch: 1 });
     expect(await one.read('turn')).toEqual([entry(1)]);
     expect(await other.read('turn')).toEqual([entry(2)]);
-    expect(await one.lease('turn', 'a', 60_000)).toBe(true);
-    expect(await other.lease('turn', 'b', 60_000)).toBe(true);
     expect(await one.consume('turn', 'n')).toBe(true);
     expect(await other.consume('turn', 'n')).toBe(true);
     const client = new Redis(await url());
@@ -166,7 +196,8 @@ describe.skipIf(!available)(`redisJournal (${available ? 'a real Redis' : REDIS_
     const journal = await journalOn();
     await journal.read('warm'); // connected
     expect(sockets()).toBe(before + 1);
-    const appended = journal.append('closing', [{ kind: 'started', index: 0, at: 1 }]);
+    const epoch = (await journal.acquire('closing', 'me', 60_000))!;
+    const appended = journal.append('closing', [{ kind: 'started', index: 0, at: 1 }], { turn: 'closing', owner: 'me', epoch });
     await journal.close();
     await appended; // QUIT came after it: it was answered
     await journal.close(); // again: nothing more to do
@@ -225,10 +256,11 @@ describe.skipIf(!available)(`redisJournal (${available ? 'a real Redis' : REDIS_
       prefixes.push(prefix);
       const journal = redisJournal({ connection: `redis://127.0.0.1:${port}`, prefix });
       const direct = await journalOn(prefix);
+      const lease = { turn: 'resent', owner: 'me', epoch: (await direct.acquire('resent', 'me', 60_000))! };
       for (let i = 0; i < 5; i++) {
         await journal.read('resent'); // connected, nothing outstanding
         dropNextReply = true;
-        await journal.append('resent', [{ kind: 'started', index: i, at: i }]);
+        expect(await journal.append('resent', [{ kind: 'started', index: i, at: i }], lease)).toBe(true);
         expect(drops).toBe(i + 1);
       }
       expect(await direct.read('resent')).toEqual(Array.from({ length: 5 }, (_, i) => ({ kind: 'started', index: i, at: i })));

@@ -1,6 +1,6 @@
 import { Observable, Subject } from 'rxjs';
 import { expect } from 'vitest';
-import type { JournalStore, ToolCall, ToolResult } from '../../src/index.js';
+import type { JournalEntry, JournalStore, PruneOptions, ToolCall, ToolResult, TurnLease } from '../../src/index.js';
 
 export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -10,36 +10,59 @@ export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export class ProcessView implements JournalStore {
   #dead = false;
-  readonly #owners = new Set<string>();
+  readonly #leases: TurnLease[] = [];
   constructor(private readonly shared: JournalStore) {}
   #alive(): void {
     if (this.#dead) throw new Error('this process is dead');
   }
-  append(turn: string, entries: Parameters<JournalStore['append']>[1]) {
+  append(key: string, entries: Parameters<JournalStore['append']>[1], lease: TurnLease) {
     this.#alive();
-    return this.shared.append(turn, entries);
+    return this.shared.append(key, entries, lease);
   }
-  read(turn: string) {
+  read(key: string) {
     this.#alive();
-    return this.shared.read(turn);
+    return this.shared.read(key);
   }
-  lease(turn: string, owner: string, ms: number) {
+  async acquire(turn: string, owner: string, ms: number) {
     this.#alive();
-    this.#owners.add(owner);
-    return this.shared.lease(turn, owner, ms);
+    const epoch = await this.shared.acquire(turn, owner, ms);
+    if (epoch !== undefined) this.#leases.push({ turn, owner, epoch });
+    return epoch;
   }
-  release(turn: string, owner: string) {
+  renew(lease: TurnLease, ms: number) {
     this.#alive();
-    return this.shared.release(turn, owner);
+    return this.shared.renew(lease, ms);
+  }
+  release(lease: TurnLease) {
+    this.#alive();
+    return this.shared.release(lease);
   }
   consume(turn: string, nonce: string) {
     this.#alive();
     return this.shared.consume(turn, nonce);
   }
-  crash(turn: string): void {
-    this.#dead = true;
-    for (const owner of this.#owners) void this.shared.release(turn, owner); // its lease lapses
+  prune(options: PruneOptions) {
+    this.#alive();
+    return this.shared.prune(options);
   }
+  crash(_turn?: string): void {
+    this.#dead = true;
+    for (const lease of this.#leases) void this.shared.release(lease); // its lease lapses
+  }
+}
+
+/**
+ * Appends what a process wrote, as that process would: taking the turn's lease for it, appending under
+ * it, giving it up. For tests that set up the journal a stopped process left behind.
+ */
+export async function appendAsProcess(store: JournalStore, key: string, entries: readonly JournalEntry[]): Promise<void> {
+  const turn = key.split('\u0000')[0]!;
+  const owner = `a process of the test (${Math.random()})`;
+  const epoch = await store.acquire(turn, owner, 60_000);
+  if (epoch === undefined) throw new Error(`turn ${turn} is leased`);
+  const lease = { turn, owner, epoch };
+  expect(await store.append(key, entries, lease)).toBe(true);
+  await store.release(lease);
 }
 
 /** Lets a "process" run for `ticks` ticks, then crashes it unless it finished. */

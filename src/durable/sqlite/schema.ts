@@ -14,6 +14,13 @@ import { SqliteJournalError } from './sqliteJournalError.js';
  * - `leases`: who drives a turn, until when (epoch milliseconds).
  * - `used_nonces`: the approvals consumed, one row each; its primary key makes consuming a
  *   compare-and-set.
+ *
+ * Version 2 (toolstream 0.2: fencing and pruning):
+ * - `leases.epoch`: grows by one with each take of the turn; kept when the lease is released (`owner`
+ *   becomes ''), so a process whose lease was taken over can never write again. Rows of version 1
+ *   start at epoch 0.
+ * - `ended`: the turns whose journal ended with an `ended` entry, and when — what `prune` looks at
+ *   (it checks the turn's last append again before removing anything).
  */
 export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE appends (
@@ -32,6 +39,13 @@ export const MIGRATIONS: readonly string[] = [
      nonce TEXT NOT NULL,
      PRIMARY KEY (turn, nonce)
    ) STRICT, WITHOUT ROWID;`,
+  `ALTER TABLE leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE ended (
+     turn            TEXT PRIMARY KEY,
+     at              INTEGER NOT NULL,
+     suspended_until INTEGER
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX ended_by_time ON ended (at);`,
 ];
 
 /** The version this code reads and writes. */

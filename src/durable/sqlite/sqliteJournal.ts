@@ -1,8 +1,10 @@
 import Database from 'better-sqlite3';
 import { ConfigError } from '../../errors.js';
 import { isPositiveDuration, isRecord, MAX_TIMER_MS } from '../../internal/validate.js';
-import type { JournalEntry, JournalStore } from '../types.js';
+import { checkKeyOfTurn } from '../pruning.js';
+import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../types.js';
 import { migrate } from './schema.js';
+import { sqlitePrune } from './sqlitePrune.js';
 import { SqliteJournalError } from './sqliteJournalError.js';
 
 /**
@@ -68,11 +70,13 @@ export interface SqliteJournal extends JournalStore {
   readonly path: string;
   /** What a commit survives. */
   readonly synchronous: SqliteSynchronous;
-  append(turn: string, entries: readonly JournalEntry[]): void;
-  read(turn: string): JournalEntry[];
-  lease(turn: string, owner: string, ms: number): boolean;
-  release(turn: string, owner: string): void;
+  append(key: string, entries: readonly JournalEntry[], lease: TurnLease): boolean;
+  read(key: string): JournalEntry[];
+  acquire(turn: string, owner: string, ms: number): number | undefined;
+  renew(lease: TurnLease, ms: number): boolean;
+  release(lease: TurnLease): void;
   consume(turn: string, nonce: string): boolean;
+  prune(options: PruneOptions): number;
   /** Closes the database. The journal cannot be used after. */
   close(): void;
 }
@@ -83,8 +87,10 @@ export interface SqliteJournal extends JournalStore {
  * requests answered by other workers, a resume after a crash or a deploy.
  *
  * The file is in WAL mode: readers never wait, and a write waits for another process's write
- * (`busyTimeoutMs`) instead of failing. `append` is one statement (one row: all its entries or none);
- * taking a lease and consuming an approval are single statements too, atomic across processes. A
+ * (`busyTimeoutMs`) instead of failing. `append` is one statement (one row: all its entries or none),
+ * which inserts only while the lease it carries is the turn's current one; taking, renewing and
+ * releasing a lease and consuming an approval are single statements too, atomic across processes.
+ * `prune` removes each turn in a transaction of its own, so writers wait at most one turn's delete. A
  * process killed at any moment leaves the file intact, and every `append` that returned is kept
  * (with `synchronous: 'full'`, through a power loss as well).
  *
@@ -115,38 +121,63 @@ export function sqliteJournal(options: SqliteJournalOptions): SqliteJournal {
     throw error;
   }
 
-  const insertAppend = db.prepare<[string, string]>('INSERT INTO appends (turn, entries) VALUES (?, ?)');
-  const selectAppends = db.prepare<[string], string>('SELECT entries FROM appends WHERE turn = ? ORDER BY seq').pluck();
-  // One statement: inserted when nobody holds the lease; renewed or taken over only by its owner or
-  // once it has expired (changes is 0 otherwise).
-  const takeLease = db.prepare<[{ turn: string; owner: string; until: number; now: number }]>(
-    `INSERT INTO leases (turn, owner, until) VALUES (@turn, @owner, @until)
-     ON CONFLICT (turn) DO UPDATE SET owner = excluded.owner, until = excluded.until
-     WHERE leases.owner = excluded.owner OR leases.until <= @now`,
+  // One statement: the row goes in only while the lease is the turn's current one (the fence).
+  const insertAppend = db.prepare<[{ key: string; entries: string; turn: string; owner: string; epoch: number }]>(
+    `INSERT INTO appends (turn, entries) SELECT @key, @entries
+     WHERE EXISTS (SELECT 1 FROM leases WHERE turn = @turn AND owner = @owner AND epoch = @epoch)`,
   );
-  const dropLease = db.prepare<[string, string]>('DELETE FROM leases WHERE turn = ? AND owner = ?');
+  const markEnded = db.prepare<[{ turn: string; at: number; until: number | null }]>(
+    'INSERT INTO ended (turn, at, suspended_until) VALUES (@turn, @at, @until) ON CONFLICT (turn) DO UPDATE SET at = excluded.at, suspended_until = excluded.suspended_until',
+  );
+  const selectAppends = db.prepare<[string], string>('SELECT entries FROM appends WHERE turn = ? ORDER BY seq').pluck();
+  // Taken when nobody holds a live lease (or its owner takes it again): the epoch grows by one.
+  const takeLease = db.prepare<[{ turn: string; owner: string; until: number; now: number }], { epoch: number }>(
+    `INSERT INTO leases (turn, owner, until, epoch) VALUES (@turn, @owner, @until, 1)
+     ON CONFLICT (turn) DO UPDATE SET owner = excluded.owner, until = excluded.until, epoch = leases.epoch + 1
+     WHERE leases.owner = '' OR leases.owner = excluded.owner OR leases.until <= @now
+     RETURNING epoch`,
+  );
+  const renewLease = db.prepare<[{ turn: string; owner: string; epoch: number; until: number }]>('UPDATE leases SET until = @until WHERE turn = @turn AND owner = @owner AND epoch = @epoch');
+  const dropLease = db.prepare<[TurnLease]>("UPDATE leases SET owner = '', until = 0 WHERE turn = @turn AND owner = @owner AND epoch = @epoch");
   const useNonce = db.prepare<[string, string]>('INSERT INTO used_nonces (turn, nonce) VALUES (?, ?) ON CONFLICT DO NOTHING');
+  // Appending a turn's `ended` entry also lists the turn for prune, in the same transaction.
+  const appendEnding = db.transaction((fenced: { key: string; entries: string; turn: string; owner: string; epoch: number }, ended: { at: number; suspendedUntil?: number }) => {
+    if (insertAppend.run(fenced).changes !== 1) return false;
+    markEnded.run({ turn: fenced.turn, at: ended.at, until: ended.suspendedUntil ?? null });
+    return true;
+  });
+  const prune = sqlitePrune(db);
 
   return Object.freeze({
     path,
     synchronous,
-    append(turn: string, entries: readonly JournalEntry[]): void {
+    append(key: string, entries: readonly JournalEntry[], lease: TurnLease): boolean {
+      checkKeyOfTurn(key, lease.turn);
       // One row, one statement: all of the entries or none (serialised first: one without a JSON form writes nothing).
-      if (entries.length > 0) insertAppend.run(turn, JSON.stringify(entries));
+      const json = JSON.stringify(entries);
+      if (entries.length === 0) return true;
+      const fenced = { key, entries: json, turn: lease.turn, owner: lease.owner, epoch: lease.epoch };
+      const last = entries[entries.length - 1]!;
+      if (last.kind === 'ended' && key === lease.turn) return appendEnding.immediate(fenced, last);
+      return insertAppend.run(fenced).changes === 1;
     },
-    read(turn: string): JournalEntry[] {
-      return selectAppends.all(turn).flatMap((text) => JSON.parse(text) as JournalEntry[]);
+    read(key: string): JournalEntry[] {
+      return selectAppends.all(key).flatMap((text) => JSON.parse(text) as JournalEntry[]);
     },
-    lease(turn: string, owner: string, ms: number): boolean {
+    acquire(turn: string, owner: string, ms: number): number | undefined {
       const now = Date.now();
-      return takeLease.run({ turn, owner, until: now + ms, now }).changes === 1;
+      return takeLease.get({ turn, owner, until: now + ms, now })?.epoch;
     },
-    release(turn: string, owner: string): void {
-      dropLease.run(turn, owner);
+    renew(lease: TurnLease, ms: number): boolean {
+      return renewLease.run({ turn: lease.turn, owner: lease.owner, epoch: lease.epoch, until: Date.now() + ms }).changes === 1;
+    },
+    release(lease: TurnLease): void {
+      dropLease.run({ turn: lease.turn, owner: lease.owner, epoch: lease.epoch });
     },
     consume(turn: string, nonce: string): boolean {
       return useNonce.run(turn, nonce).changes === 1;
     },
+    prune,
     close(): void {
       db.close();
     },

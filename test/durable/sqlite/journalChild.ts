@@ -64,16 +64,18 @@ switch (mode) {
     const leases: number[] = [];
     for (let i = 0; i < count; i++) {
       if (journal.consume('contended', `n${i}`)) nonces.push(i);
-      if (journal.lease(`lease ${i}`, me, 60_000)) leases.push(i);
+      if (journal.acquire(`lease ${i}`, me, 60_000) !== undefined) leases.push(i);
     }
     print(JSON.stringify({ nonces, leases }));
     break;
   }
   case 'append': {
     const [turn, size, count] = rest;
+    const owner = randomUUID();
+    const lease = { turn: turn!, owner, epoch: journal.acquire(turn!, owner, 600_000)! };
     await go();
     for (let i = 0; i < Number(count); i++) {
-      journal.append(turn!, Array.from({ length: Number(size) }, (_, index) => ({ kind: 'started' as const, index, at: i })));
+      journal.append(turn!, Array.from({ length: Number(size) }, (_, index) => ({ kind: 'started' as const, index, at: i })), lease);
     }
     print('done');
     break;
