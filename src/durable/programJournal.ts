@@ -48,17 +48,38 @@ export function programKey(turn: string, callId: string): string {
  *
  * Sub-calls are journaled like a turn's calls (`received` → `decided` → approvals → `started` →
  * `finished`), under the program's own key, each at a *slot*: the journal index of one sub-call across
- * runs. When the program makes a call, it is bound to the earliest slot not yet bound in this run with
- * the same tool name and arguments hash (the arguments as the program sent them), else to a new slot.
+ * runs. A slot's *position* is where it was opened: the program's `n`-th call (from 0) in the run that
+ * made the call it was opened for, as its journaled id `<call id>#<n + 1>` says. When the program
+ * makes a call (in the order it makes them), it is bound to the first of:
+ * 1. the earliest slot not yet bound in this run with the same tool name and arguments hash (the
+ *    arguments as the program sent them);
+ * 2. when the tool is not `idempotent`: the slot not yet bound in this run, of the same tool, at this
+ *    call's position, whose body started — the last opened, if there are several;
+ * 3. a new slot, at this call's position.
  * A program that runs as before makes the same calls in the same order, so its `n`-th call is bound to
- * the slot of its `n`-th call of the run before (by position and hash); one that reorders or diverges
- * still finds every slot it calls again, each once. The sub-call then goes through the pipeline's
- * stages as a call of a resumed turn does: a slot that finished is replayed (the program sees the same
- * value or error text, and nothing runs); one that started and never finished is `outcome_unknown`
- * unless its tool is idempotent; one that waits for an approval is answered by the answer given for its
- * token (consumed once, for the same arguments) or suspended again with the same token; today's
- * policies can only tighten its journaled decision. Slots never move, so nothing that finished runs
- * twice, however often and however differently the program runs again.
+ * the slot of its `n`-th call of the run before; one that reorders or diverges still finds every slot
+ * it calls again with the same arguments, each once. Rule 2 is for a program that puts the clock or a
+ * random value in a call's arguments: there the call is the one whose body started, whatever its
+ * arguments now, and it must not run twice — it is answered from its slot, though its arguments
+ * differ (the slot's result, or `outcome_unknown`). An idempotent tool's call with other arguments
+ * gets a new slot, and runs.
+ *
+ * A slot keeps its position for good: a later run that binds it elsewhere by its arguments (rule 1),
+ * or leaves it unbound because it called another tool there (that call opens a slot of its own at the
+ * same position), does not move it; so every later call of its tool at its position finds it (while no
+ * call binds it by its arguments first). What the journal cannot tell: a slot opened at one position
+ * whose body started in a later run at another (bound there by its arguments) is found by rule 2 at
+ * the position it was opened at only; and a program whose calls shift (it makes more or fewer calls
+ * before them) finds started slots by their arguments only. A slot whose id names no position of this
+ * program (none that toolstream wrote) is bound by rule 1 only.
+ *
+ * The sub-call then goes through the pipeline's stages as a call of a resumed turn does: a slot that
+ * finished is replayed (the program sees the same value or error text, and nothing runs); one that
+ * started and never finished is `outcome_unknown` unless its tool is idempotent; one that waits for an
+ * approval is answered by the answer given for its token (consumed once, for the same arguments) or
+ * suspended again with the same token; today's policies can only tighten its journaled decision.
+ * Slots never move, so nothing that finished runs twice, however often and however differently the
+ * program runs again.
  */
 export class ProgramJournal implements ProgramJournalHandle {
   constructor(private readonly call: ProgramCall) {}
@@ -78,10 +99,16 @@ export class ProgramJournal implements ProgramJournalHandle {
 
 /** One run of a program: binds its calls to slots, and journals them as a sub-batch. */
 export class ProgramRun implements ProgramRunJournal {
-  /** Slots not bound in this run, by name and arguments hash, in slot order. */
-  readonly #unbound = new Map<string, JournaledCall[]>();
+  /** Slots by name and arguments hash, in slot order (rule 1); those bound in this run are skipped. */
+  readonly #byArgs = new Map<string, JournaledCall[]>();
+  /** Slots whose body started, by position and name, in slot order (rule 2); those bound in this run are skipped. */
+  readonly #started = new Map<string, JournaledCall[]>();
+  /** The slots bound in this run. */
+  readonly #bound = new Set<number>();
   /** The next slot no run has used. */
   #fresh: number;
+  /** The tools the program's calls go to (set by `stages`, before any call is placed): which are idempotent. */
+  #tools: PipelineSettings['tools'] | undefined;
   /** By position in this run: its slot, and what the journal says of it (bound slots only). */
   readonly #slots = new Map<number, number>();
   readonly #journaled = new Map<number, JournaledCall>();
@@ -96,18 +123,20 @@ export class ProgramRun implements ProgramRunJournal {
     const ordered = [...slots.values()].sort((a, b) => a.index - b.index);
     for (const slot of ordered) {
       const match = matchKey(slot.name, slot.args);
-      if (match !== undefined) this.#unbound.set(match, [...(this.#unbound.get(match) ?? []), slot]);
+      if (match !== undefined) append(this.#byArgs, match, slot);
+      const position = slot.started ? openedAt(slot.id, call.id) : undefined;
+      if (position !== undefined) append(this.#started, positionKey(position, slot.name), slot);
     }
     this.#fresh = ordered.length === 0 ? 0 : ordered[ordered.length - 1]!.index + 1;
   }
 
   place(position: number, name: string, args: unknown): void {
-    const match = matchKey(name, args);
-    const slot = match === undefined ? undefined : this.#unbound.get(match)?.shift();
+    const slot = this.#sameArgs(name, args) ?? this.#startedHere(position, name);
     if (slot === undefined) {
       this.#slots.set(position, this.#fresh++);
       return;
     }
+    this.#bound.add(slot.index);
     this.#slots.set(position, slot.index);
     const token = slot.pending?.token;
     // The turn's journal may know an answer its slot lost (its process stopped between the two writes).
@@ -120,6 +149,7 @@ export class ProgramRun implements ProgramRunJournal {
 
   stages(settings: PipelineSettings, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
     const { durable, turn, index, writer } = this.call;
+    this.#tools = settings.tools;
     const scope: SubBatchScope = {
       key: this.key,
       // Every call is placed before it is dispatched; a position never placed would get a slot of its own.
@@ -137,6 +167,25 @@ export class ProgramRun implements ProgramRunJournal {
     const { writer, index, flush } = this.call;
     for (const approval of approvals) writer.write({ kind: 'approval_pending', index, approval, at: Date.now() });
     await flush();
+  }
+
+  /** Rule 1: the earliest slot not bound in this run with the same tool and arguments. */
+  #sameArgs(name: string, args: unknown): JournaledCall | undefined {
+    const match = matchKey(name, args);
+    const slots = match === undefined ? undefined : this.#byArgs.get(match);
+    while (slots !== undefined && slots.length > 0 && this.#bound.has(slots[0]!.index)) slots.shift();
+    return slots?.shift();
+  }
+
+  /**
+   * Rule 2: a non-idempotent tool's slot, at this position, whose body started (the last opened). A tool
+   * the program cannot reach is taken as not idempotent, as a resumed turn takes it.
+   */
+  #startedHere(position: number, name: string): JournaledCall | undefined {
+    if (this.#tools?.get(name)?.idempotent === true) return undefined;
+    const slots = this.#started.get(positionKey(position, name));
+    while (slots !== undefined && slots.length > 0 && this.#bound.has(slots[slots.length - 1]!.index)) slots.pop();
+    return slots?.pop();
   }
 
   #bindFresh(position: number): number {
@@ -160,6 +209,24 @@ function untilEnded(store: JournalStore, ended: () => boolean): JournalStore {
     consume: (turn, nonce) => (alive(), store.consume(turn, nonce)),
     prune: (options) => (alive(), store.prune(options)),
   };
+}
+
+/** Adds `slot` to the list under `key`. */
+function append(lists: Map<string, JournaledCall[]>, key: string, slot: JournaledCall): void {
+  const list = lists.get(key);
+  if (list === undefined) lists.set(key, [slot]);
+  else list.push(slot);
+}
+
+/** The position a slot was opened at: `n - 1` for the sub-call id `<call id>#<n>`; none for an id of another form. */
+function openedAt(slotId: string, callId: string): number | undefined {
+  const n = slotId.startsWith(`${callId}#`) ? slotId.slice(callId.length + 1) : '';
+  return /^[1-9]\d{0,14}$/.test(n) ? Number(n) - 1 : undefined;
+}
+
+/** What rule 2 finds a slot by: the position it was opened at and its tool. */
+function positionKey(position: number, name: string): string {
+  return `${position}\u0000${name}`;
 }
 
 /** What binds a call to a slot: its tool and the hash of its arguments as sent (none without a JSON form). */

@@ -127,7 +127,11 @@ const DESCRIPTION = [
  * every sub-call's approval. `resume` runs the program again from the start, and each call it makes
  * again (same tool, same arguments) that finished is answered from the journal instead of running:
  * nothing that finished runs twice. The program must be deterministic for that: the same answers must
- * lead it to the same calls (a call made from `Math.random()` or the clock is a new call each run).
+ * lead it to the same calls. A call whose arguments hold the clock or a random value is a new call each
+ * run — unless its tool is not idempotent and a body of it started at the same place (the program's
+ * `n`-th call) in a run before: then it is answered from that call's journal (its result, or
+ * `outcome_unknown`) and never runs again. A program that branches on such values may make calls its
+ * first run did not.
  *
  * @throws {ConfigError} for an invalid option.
  *

@@ -23,8 +23,12 @@ const SECRET = 'the property tests sign with this long secret';
 const toolSpec = gatedToolSpec(2);
 type ToolSpec = GatedToolSpec;
 
-/** A program: steps, each a group of calls made at once (tools picked by number); later arguments depend on earlier results. */
-const programSpec = fc.array(fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 });
+/**
+ * A program: steps, each a group of calls made at once (tools picked by number); later arguments depend
+ * on earlier results. A `noisy` call's arguments also carry a value that changes every run, as the
+ * clock or `Math.random()` would.
+ */
+const programSpec = fc.array(fc.array(fc.record({ pick: fc.nat(), noisy: fc.boolean() }), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 });
 const callSpec = fc.oneof(fc.record({ program: programSpec }), fc.record({ direct: fc.nat() }));
 
 /** Ticks before a run is dropped (a crash), or none: about half the runs crash somewhere. */
@@ -47,9 +51,15 @@ const turnSpec = fc.record({
   ),
 });
 
-/** A call's identity across runs and processes: its tool and its arguments (unique within a turn by construction). */
-const keyOf = (tool: string, args: unknown) =>
-  `${tool}${JSON.stringify(Object.fromEntries(Object.entries(args as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))))}`;
+/**
+ * A call's identity across runs and processes: its tool and its arguments but the value that changes
+ * every run (`noise`) — unique within a turn by construction. For a program's call: its program, its
+ * place in it (step and index), and what the steps before returned (`dep`).
+ */
+const keyOf = (tool: string, args: unknown) => {
+  const { noise: _noise, ...call } = args as Record<string, unknown>;
+  return `${tool}${JSON.stringify(Object.fromEntries(Object.entries(call).sort(([a], [b]) => a.localeCompare(b))))}`;
+};
 
 /** The world the bodies act on, shared by every "process" (pipeline) that drives the turn. */
 class World {
@@ -64,7 +74,7 @@ class World {
       defineTool({
         name: `t${i}`,
         description: `tool ${i}`,
-        input: z.object({ p: z.number(), s: z.number(), j: z.number(), dep: z.number() }),
+        input: z.object({ p: z.number(), s: z.number(), j: z.number(), dep: z.number(), noise: z.number().optional() }),
         mode: spec.mode,
         idempotent: spec.idempotent,
         execute: async (args) => {
@@ -78,14 +88,25 @@ class World {
   }
 }
 
-/** Program `k`'s script: each step's calls at once, each outcome kept; the next step's arguments depend on how many succeeded. */
-function script(k: number, steps: readonly (readonly number[])[], tools: number): Script {
+/**
+ * Program `k`'s script: each step's calls at once, each outcome kept; the next step's arguments depend
+ * on how many succeeded. Its noisy calls carry the number of the run (a new value every run) — but
+ * not to a tool that asks: an approval admits the arguments it was asked for, so a call whose
+ * arguments change every run would be asked anew every run, and the turn would never end.
+ */
+function script(k: number, steps: readonly (readonly { readonly pick: number; readonly noisy: boolean }[])[], specs: readonly ToolSpec[]): Script {
+  let runs = 0;
   return async (t) => {
+    const noise = ++runs;
     const outcomes: unknown[] = [];
     let dep = 0;
     for (const [s, group] of steps.entries()) {
       const results = await Promise.all(
-        group.map((pick, j) => t[`t${pick % tools}`]!({ p: k, s, j, dep }).then((value) => ({ value }), (error: { code: string }) => ({ code: error.code }))),
+        group.map(({ pick, noisy }, j) => {
+          const tool = pick % specs.length;
+          const args = noisy && specs[tool]!.gate !== 'ask' ? { p: k, s, j, dep, noise } : { p: k, s, j, dep };
+          return t[`t${tool}`]!(args).then((value) => ({ value }), (error: { code: string }) => ({ code: error.code }));
+        }),
       );
       dep = dep * 4 + results.filter((result) => 'value' in result).length;
       outcomes.push(...results);
@@ -98,7 +119,7 @@ function script(k: number, steps: readonly (readonly number[])[], tools: number)
 const observed = (result: ToolResult) => (result.name === 'run_code' && result.status === 'ok' ? (result.value as ProgramOutput).value : [result.status, result.content]);
 
 describe('durable programs (DESIGN.md invariants 1, 5, 8 and 9) under random sub-calls, suspends, answers and crashes', () => {
-  it('one result per call in order; no non-idempotent sub-call body twice; nothing runs without an allow or an approval; a token works once; resuming never relaxes; answered in full, a program ends as it would have run at once', async () => {
+  it('one result per call in order; no non-idempotent sub-call body twice, though its arguments change every run; nothing runs without an allow or an approval; a token works once; resuming never relaxes; answered in full, a program ends as it would have run at once', async () => {
     await fc.assert(
       fc.asyncProperty(turnSpec, async ({ tools: specs, calls: callSpecs, crashAfter, rounds }) => {
         const journal: JournalStore = memoryJournal();
@@ -106,7 +127,7 @@ describe('durable programs (DESIGN.md invariants 1, 5, 8 and 9) under random sub
         const scripts: Record<string, Script> = {};
         const calls: ToolCall[] = callSpecs.map((spec, k) => {
           if ('program' in spec) {
-            scripts[`program ${k}`] = script(k, spec.program, specs.length);
+            scripts[`program ${k}`] = script(k, spec.program, specs);
             return { id: `c${k}`, name: 'run_code', args: { program: `program ${k}` } };
           }
           return { id: `c${k}`, name: `t${spec.direct % specs.length}`, args: { p: -1, s: k, j: 0, dep: 0 } };
@@ -190,7 +211,7 @@ describe('durable programs (DESIGN.md invariants 1, 5, 8 and 9) under random sub
         for (const { key } of world.starts) runs.set(key, (runs.get(key) ?? 0) + 1);
         for (const [key, ran] of runs) {
           const spec = specs[Number(/^t(\d+)/.exec(key)![1])]!;
-          if (!spec.idempotent) expect(ran, `${key} (not idempotent) ran ${ran} times`).toBeLessThanOrEqual(1);
+          if (!spec.idempotent) expect(ran, `${key} (not idempotent) ran ${ran} times, whatever the noise in its arguments`).toBeLessThanOrEqual(1);
           expect(spec.gate, `${key} is denied, yet ran`).not.toBe('deny');
           if (spec.gate === 'ask') expect(world.approved.has(key), `${key} ran without an approval`).toBe(true);
         }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Subject } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,7 +21,7 @@ import {
   type ToolResult,
 } from '../../src/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
-import { appendAsProcess, nonceOf } from '../support/crashes.js';
+import { appendAsProcess, nonceOf, ProcessView } from '../support/crashes.js';
 import { deferred } from '../support/deferred.js';
 import { scriptedRuntime, type ScriptTools } from './programsRuntime.js';
 
@@ -289,5 +290,88 @@ describe('a sub-call answered before its process stopped', () => {
     const resumed = await pipeline.resume('t');
     expect(output(resumed[0]).value).toEqual(['text of a', 'wrote b']);
     expect(runs).toEqual(['read a', 'write b']);
+  });
+});
+
+describe('sub-calls whose arguments change every run (the clock, a random value)', () => {
+  const charge = (charged: string[], body: () => unknown) =>
+    defineTool({ name: 'charge', description: 'c', input: z.object({ nonce: z.string() }), execute: ({ nonce }) => (charged.push(nonce), body()) });
+
+  /** Runs the turn in a process that stops while the program's first call, a charge, runs. */
+  async function crashWhileCharging(journal: JournalStore, runtime: CodeRuntime, tools: readonly AnyTool[], charged: string[]): Promise<void> {
+    const started = deferred();
+    const dying = new ProcessView(journal);
+    const hanging = charge(charged, () => (started.resolve(), new Promise<never>(() => {})));
+    void pipelineOf(dying, runtime, [...tools, hanging]).run([program('charges')], { turn: 't' }).catch(() => undefined);
+    await started.promise;
+    dying.crash('t');
+  }
+
+  it('a process stopped while one ran: each later run of its program gets outcome_unknown there, and the body ran once', async () => {
+    const journal = memoryJournal();
+    const { runs, tools } = counted();
+    const nonces: string[] = [];
+    const runtime = scriptedRuntime({
+      charges: async (t: ScriptTools) => {
+        const nonce = randomUUID();
+        nonces.push(nonce);
+        const charged = await t.charge!({ nonce }).catch((e: { code: string }) => e.code);
+        return [charged, await t.write!({ path: 'receipt' })];
+      },
+    });
+    const charged: string[] = [];
+    await crashWhileCharging(journal, runtime, tools, charged);
+
+    const later = pipelineOf(journal, runtime, [...tools, charge(charged, () => 'charged')]);
+    const second = await later.resume('t');
+    expect(pendingOf(second[0]).tool).toBe('write'); // past the charge, which it was told is outcome_unknown
+    const done = await later.resume('t', { answers: allow(await later.pendingApprovals('t')) });
+    const { value, subCalls } = output(done[0]);
+    expect(value).toEqual(['outcome_unknown', 'wrote receipt']);
+    expect(subCalls[0]).toMatchObject({ name: 'charge', status: 'error', error: { code: 'outcome_unknown' } });
+    expect(new Set(nonces).size).toBe(3); // three runs, each with other arguments
+    expect(charged).toEqual([nonces[0]]);
+    expect(runs).toEqual(['write receipt']);
+  });
+
+  it('one that finished is answered from the journal, though its arguments differ; an idempotent one runs again', async () => {
+    const journal = memoryJournal();
+    const { runs, tools } = counted();
+    const fetched: string[] = [];
+    const fetch = defineTool({ name: 'fetch', description: 'f', input: z.object({ nonce: z.string() }), mode: 'parallel', idempotent: true, execute: ({ nonce }) => (fetched.push(nonce), 'page') });
+    const runtime = scriptedRuntime({
+      sends: async (t: ScriptTools) => [await t.send!({ to: `ann ${randomUUID()}` }), await t.fetch!({ nonce: randomUUID() }), await t.write!({ path: 'b' })],
+    });
+    const pipeline = pipelineOf(journal, runtime, [...tools, fetch], { pre: [askTools(['write'])] });
+    const first = await pipeline.run([program('sends')], { turn: 't' });
+    const done = await pipeline.resume('t', { answers: allow([pendingOf(first[0])]) });
+    const sent = runs[0]!;
+    expect(output(done[0]).value).toEqual([`sent to ${sent.slice('send '.length)}`, 'page', 'wrote b']);
+    expect(runs).toEqual([sent, 'write b']);
+    expect(new Set(fetched).size).toBe(2);
+  });
+
+  it('a run that calls another tool there leaves the started one where it was: a later run that calls it again gets outcome_unknown', async () => {
+    const journal = memoryJournal();
+    const { runs, tools } = counted();
+    let run = 0;
+    const refund = defineTool({ name: 'refund', description: 'r', input: z.object({}), execute: () => (runs.push('refund'), 'refunded') });
+    const runtime = scriptedRuntime({
+      charges: async (t: ScriptTools) => {
+        // The second run takes another way at its first call.
+        const first = ++run === 2 ? await t.refund!({}) : await t.charge!({ nonce: randomUUID() }).catch((e: { code: string }) => e.code);
+        return [first, await t.write!({ path: 'receipt' })];
+      },
+    });
+    const charged: string[] = [];
+    await crashWhileCharging(journal, runtime, [...tools, refund], charged);
+
+    const later = pipelineOf(journal, runtime, [...tools, refund, charge(charged, () => 'charged')]);
+    const second = await later.resume('t');
+    expect(pendingOf(second[0]).tool).toBe('write');
+    const done = await later.resume('t', { answers: allow(await later.pendingApprovals('t')) });
+    expect(output(done[0]).value).toEqual(['outcome_unknown', 'wrote receipt']);
+    expect(charged).toHaveLength(1);
+    expect(runs).toEqual(['refund', 'write receipt']);
   });
 });
