@@ -9,11 +9,13 @@
  * approval the controller answers through `resume`. Leases (500 ms) and job locks (500 ms) are short,
  * so each fault resolves in about a second. Faults are injected for `CHAOS_WINDOW_MS` (220 s) and until
  * at least 50 kills and 10 stalls landed (never past 300 s); then the turns finish, every process is
- * stopped, and `chaosChecks.ts` checks what the bodies' own logs, the results and the journals say.
+ * stopped, and `chaosChecks.ts` checks what the bodies' own logs, the results and the journals say (and
+ * SQLite that its file is intact).
  *
  * It prints one line: the seed (`CHAOS_SEED=<seed>` replays the same choices, as far as timing lets
  * it), the duration, and the counts.
  */
+import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -161,6 +163,10 @@ describe.skipIf(!redisAvailable())('chaos: agents and workers SIGKILLed and SIGS
     const failures: string[] = [];
     if (stragglers.size > 0) failures.push(`${stragglers.size} commands of stopped agents never answered`);
     for (const each of pools) failures.push(...each.unexpected);
+    const file = new Database(path, { readonly: true });
+    const integrity = file.pragma('integrity_check', { simple: true });
+    file.close();
+    if (integrity !== 'ok') failures.push(`the SQLite file after the kills: integrity_check says ${String(integrity)}`);
     const sqliteLines = readBodyLines(sqliteLogs);
     const fleetLines = readBodyLines(fleetLogs);
     const counted = [checkTurns('sqlite', sqliteTurns, sqliteLines, sqliteJournals, failures), checkTurns('fleet', fleetTurns, fleetLines, fleetJournals, failures)];
