@@ -29,7 +29,7 @@ import type { JournalEntry, JournalStore } from '../../src/index.js';
 import { buildChild } from '../durable/sqlite/processes.js';
 import { redisAvailable, requireRedis, startRedis } from '../support/redis.js';
 import { Adversary } from './chaosAdversary.js';
-import { checkAdversary, checkTurns, type PhaseCounts } from './chaosChecks.js';
+import { checkAdversary, checkTurns, countsLine } from './chaosChecks.js';
 import { FaultWindow, injectFaults, type FaultTarget, type FaultTiming } from './chaosFaults.js';
 import { ProcessPool } from './chaosProcesses.js';
 import { chaosSeed, Random } from './chaosRandom.js';
@@ -171,17 +171,7 @@ describe.skipIf(!redisAvailable())('chaos: agents and workers SIGKILLed and SIGS
     const fleetLines = readBodyLines(fleetLogs);
     const counted = [checkTurns('sqlite', sqliteTurns, sqliteLines, sqliteJournals, failures), checkTurns('fleet', fleetTurns, fleetLines, fleetJournals, failures)];
     const refusals = checkAdversary(adversary.planted, adversary.replayed, replayOutcomes, fleetTurns, fleetLines, failures);
-    const sum = (key: keyof PhaseCounts) => counted.reduce((total, counts) => total + counts[key], 0);
-    const { counts } = window;
-    const made = refusals.forged.made + refusals.copied.made + refusals.replayed.made;
-    const refused = refusals.forged.refused + refusals.copied.refused + refusals.replayed.refused;
-    console.log(
-      `chaos: seed ${seed}, ${Math.round((Date.now() - began) / 1000)} s, kills ${window.kills} (agents ${counts.agentKills}, workers ${counts.workerKills}), ` +
-        `stalls ${window.stalls} (agents ${counts.agentStalls}, workers ${counts.workerStalls}), turns ${sum('turns')}, calls ${sum('calls')}, ` +
-        `idempotent re-runs ${sum('idempotentReruns')}, outcome_unknown ${sum('outcomeUnknown')}, lease_lost ${sum('leaseLost')}, ` +
-        `double runs ${sum('doubleRuns')}, lost ${sum('lost')}, refused ${refused} of ${made} (forged ${refusals.forged.refused}/${refusals.forged.made}, ` +
-        `copied ${refusals.copied.refused}/${refusals.copied.made}, replayed ${refusals.replayed.refused}/${refusals.replayed.made}; result_unverified ${sum('resultUnverified')})`,
-    );
+    console.log(countsLine(seed, Date.now() - began, window, counted, refusals));
 
     expect(failures, `CHAOS_SEED=${seed}`).toEqual([]);
     expect(window.kills, 'kills').toBeGreaterThanOrEqual(MIN_KILLS);
