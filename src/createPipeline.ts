@@ -1,4 +1,4 @@
-import { defer, filter, from, identity, isObservable, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
+import { defer, filter, identity, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
 import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
@@ -12,7 +12,7 @@ import type { ApprovalResponse, PendingApproval } from './durable/types.js';
 import { BatchCancel } from './internal/batchCancel.js';
 import type { CallRecord } from './internal/callRecord.js';
 import { bindToPipeline } from './internal/pipelineAware.js';
-import { isCollection, pullCalls, pullIterableCalls } from './internal/pullCalls.js';
+import { isPullable, sourceOfCalls, toObservable, type CallSource } from './internal/callSource.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
 import { executeCalls } from './stages/execute.js';
 import { guard } from './stages/guard.js';
@@ -70,8 +70,7 @@ export interface ResumeOptions {
   readonly signal?: AbortSignal;
 }
 
-/** What `run` accepts: any finite or streaming source of calls. */
-export type CallSource = Iterable<ToolCall> | AsyncIterable<ToolCall> | Observable<ToolCall>;
+export type { CallSource } from './internal/callSource.js';
 
 /**
  * A configured pipeline. It holds no state of its own: every subscription of `operator()` and every
@@ -361,51 +360,6 @@ function checkSignal(options: RunOptions): AbortSignal | undefined {
   return signal;
 }
 
-/** An async iterable that is not an Observable (those are pushed, not pulled). */
-function isPullable(calls: CallSource): calls is AsyncIterable<ToolCall> {
-  return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.asyncIterator in calls;
-}
-
-/** A sync iterable that is not an Observable (an array, a generator). */
-function isIterable(calls: CallSource): calls is Iterable<ToolCall> {
-  return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.iterator in calls;
-}
-
 function isResultEvent(event: PipelineEvent): event is PipelineResultEvent {
   return event.type === 'result';
-}
-
-/**
- * The calls of a `run()` / `events()` source as an Observable, pulled with backpressure (`pullLimit`
- * unanswered at most; `undefined`: pushed as fast as they come) — a sync iterable only when `pullSync`.
- */
-function sourceOfCalls(
-  calls: CallSource,
-  pullLimit: number | undefined,
-  pullSync: boolean,
-  signal: AbortSignal | undefined,
-): { readonly source: Observable<ToolCall>; readonly pulled: { answered(): void } | undefined } {
-  const pulled = pullLimit === undefined ? undefined : pullerOf(calls, pullLimit, pullSync, signal);
-  const source = pulled?.calls ?? toObservable(calls);
-  // An array (a collection, given at once) is read to its end, aborted or not: each call is answered.
-  return { source: isIterable(calls) && !isPullable(calls) && isCollection(calls) ? source : source.pipe(stopWhenAborted(signal)), pulled };
-}
-
-/** The puller for `calls`: an async iterable's, a sync iterable's when `pullSync`; none for other sources. */
-function pullerOf(calls: CallSource, pullLimit: number, pullSync: boolean, signal: AbortSignal | undefined) {
-  if (isPullable(calls)) return pullCalls(calls, pullLimit);
-  if (pullSync && isIterable(calls)) return pullIterableCalls(calls, pullLimit, signal);
-  return undefined;
-}
-
-function toObservable(calls: CallSource): Observable<ToolCall> {
-  if (isObservable(calls)) return calls;
-  if (
-    typeof calls === 'object' &&
-    calls !== null &&
-    (Symbol.iterator in calls || Symbol.asyncIterator in calls)
-  ) {
-    return from(calls);
-  }
-  throw new ConfigError('run', 'calls', 'an array, iterable, async iterable or Observable of calls', calls);
 }
