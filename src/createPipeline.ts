@@ -66,7 +66,11 @@ export interface RunOptions {
 export interface ResumeOptions {
   /** Answers to pending approvals: any of them, in any order. Each token answers its call once. */
   readonly answers?: readonly ApprovalResponse[];
-  /** As for `run`: aborting cancels what has not finished. */
+  /**
+   * As for `run`: aborting cancels what has not finished, and the cancellations are journaled (a later
+   * resume replays them). A call that waits for a human's approval this resume does not answer stays
+   * suspended when the resume was aborted before it began: the abort ends the request, not the question.
+   */
   readonly signal?: AbortSignal;
 }
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { firstValueFrom, Observable, of, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool, memoryJournal, type ToolCall, type ToolResult } from '../src/index.js';
+import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type ToolCall, type ToolResult } from '../src/index.js';
 import { sleep } from './faults/helpers.js';
 
 /** A tool that records which calls it ran, and answers after `ms`. */
@@ -71,6 +71,22 @@ describe('a run whose signal aborted before it began', () => {
     const events = await firstValueFrom(pipeline.events(calls, { turn: 'u', signal: aborted() }).pipe(toArray()));
     expect(outline(events.flatMap((event) => (event.type === 'result' ? [event.result] : [])))).toEqual(allCancelled(calls));
     expect(ran).toEqual([]);
+  });
+
+  it('a resume aborted before it began leaves the calls that wait for a human suspended, not cancelled for good', async () => {
+    const { ran, wait } = recorded();
+    const journal = memoryJournal();
+    const pipeline = createPipeline({ tools: [wait], journal, approvalSecret: 'a test secret that is long enough to sign with', pre: [askTools(['wait'])], approve: suspendApprovals() });
+    const calls = callsOf(2);
+    expect(outline(await pipeline.run(calls, { turn: 't' }))).toEqual([['c0', 'suspended', 'approval_pending'], ['c1', 'suspended', 'approval_pending']]);
+    const [first] = await pipeline.pendingApprovals('t');
+    // Aborted with an answer for c0: c0 is cancelled (this resume's to run), c1 still waits.
+    const results = await pipeline.resume('t', { answers: [{ token: first!.token, answer: 'allowed-once' }], signal: aborted() });
+    expect(outline(results)).toEqual([['c0', 'cancelled', 'aborted'], ['c1', 'suspended', 'approval_pending']]);
+    const [second] = await pipeline.pendingApprovals('t');
+    expect(second).toMatchObject({ callId: 'c1' });
+    expect(outline(await pipeline.resume('t', { answers: [{ token: second!.token, answer: 'allowed-once' }] }))).toEqual([['c0', 'cancelled', 'aborted'], ['c1', 'ok', undefined]]);
+    expect(ran).toEqual(['c1']);
   });
 
   it('reads nothing from an Observable, an async iterable or a generator (which may be endless)', async () => {

@@ -9,6 +9,7 @@ import { describeError } from '../internal/describe.js';
 import { attachProgramJournal, isDurableProgram } from '../internal/durableProgram.js';
 import { attachDurableCall } from '../internal/reattach.js';
 import type { PipelineSettings } from '../options.js';
+import { approvalPending } from '../stages/guard.js';
 import { reorderByIndex } from '../stages/reorder.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ToolResult } from '../toolResult.js';
@@ -20,7 +21,7 @@ import { JournalWriter } from './journalWriter.js';
 import { LeaseKeeper } from './leaseKeeper.js';
 import { ProgramJournal } from './programJournal.js';
 import { journaledBound, resumeApprover, runsAgain } from './resumeBounds.js';
-import { foldTurn, openApprovals, type JournaledCall } from './turnState.js';
+import { foldTurn, openApprovals, openProgramApprovals, type JournaledCall } from './turnState.js';
 import type { JournalEntry, JournalStore, PendingApproval } from './types.js';
 
 /** A pipeline's durability settings, resolved from its options. */
@@ -104,6 +105,8 @@ export class DurableBatch {
   #completed = false;
   /** A call ended suspended: the turn's `ended` entry says until when its approvals can be answered. */
   #suspended = false;
+  /** The run's signal. */
+  #signal: AbortSignal | undefined;
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -170,6 +173,7 @@ export class DurableBatch {
    * when the subscription ends — `closed` then resolves.
    */
   operator(signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
+    this.#signal = signal;
     return (calls) =>
       defer(() => {
         const opened = this.open();
@@ -353,11 +357,22 @@ export class DurableBatch {
    */
   #restore(record: CallRecord, call: JournaledCall): void {
     if (call.finished !== undefined) return replay(record, call.finished);
+    // Aborted before it could ask again: a call that waits for a human stays suspended as journaled —
+    // an abort ends this run, not the question (else its cancellation would be journaled for good).
+    const waiting = this.#signal?.aborted === true ? this.#waitingFor(record.index, call) : undefined;
+    if (waiting !== undefined) return record.fail('suspended', approvalPending(record.name, waiting.reasons, waiting));
     if (call.started && record.tool?.idempotent !== true && !runsAgain(record.tool)) {
       record.fail('error', {
         code: 'outcome_unknown',
         message: `Tool "${record.name}" was started by a process that stopped before it finished; it may or may not have taken effect, and it is not run again (it is not idempotent).`,
       });
     }
+  }
+
+  /** The approval a resumed call still waits for — its own, or its program's first — when this resume answers none of them. */
+  #waitingFor(index: number, call: JournaledCall): PendingApproval | undefined {
+    const { plan } = this;
+    if (plan === undefined || plan.answers.has(index) || plan.programAnswers.has(index)) return undefined;
+    return call.answered === undefined && call.pending !== undefined ? call.pending : openProgramApprovals(call)[0];
   }
 }
