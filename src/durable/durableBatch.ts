@@ -13,43 +13,19 @@ import { approvalPending } from '../stages/guard.js';
 import { reorderByIndex } from '../stages/reorder.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ToolResult } from '../toolResult.js';
-import type { ApprovalTokens, TokenClaims } from './approvalTokens.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
 import { asData, journaledResult, replay } from './journaledResult.js';
 import { JournalWriter } from './journalWriter.js';
 import { LeaseKeeper } from './leaseKeeper.js';
 import { ProgramJournal } from './programJournal.js';
+import type { DurableSettings, ResumePlan } from './settings.js';
 import { journaledBound, resumeApprover, runsAgain } from './resumeBounds.js';
 import { foldTurn, openApprovals, openProgramApprovals, type JournaledCall } from './turnState.js';
 import type { JournalEntry, JournalStore, PendingApproval } from './types.js';
 
-/** A pipeline's durability settings, resolved from its options. */
-export interface DurableSettings {
-  readonly store: JournalStore;
-  readonly tokens: ApprovalTokens;
-  readonly approvalTtlMs: number;
-  readonly leaseMs: number;
-}
-
-/** An answer given to a resume, its token checked: what it answers, and how. */
-export interface GivenAnswer {
-  readonly answer: 'allowed-once' | 'rejected';
-  readonly claims: TokenClaims;
-  readonly token: string;
-}
-
-/**
- * What a resume brings: the turn's journal, folded, and the answers given, by call index — those for
- * sub-calls of a program by its call's index (its program matches them to its sub-calls).
- */
-export interface ResumePlan {
-  readonly journaled: ReadonlyMap<number, JournaledCall>;
-  readonly answers: ReadonlyMap<number, GivenAnswer>;
-  readonly programAnswers: ReadonlyMap<number, readonly GivenAnswer[]>;
-  /** How many entries the journal held when it was read: more once the lease is taken means stale. */
-  readonly entries: number;
-}
+/** Re-exported for the modules that name them with the batch. */
+export type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';
 
 /**
  * Where a batch of a program's sub-calls is journaled (see `ProgramJournal`): under the program's own

@@ -1,6 +1,6 @@
 import { IncompleteArguments } from '../incompleteArguments.js';
 import type { ToolCall } from '../toolCall.js';
-import type { DurableSettings, GivenAnswer, ResumePlan } from './durableBatch.js';
+import type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';
 import { DurableTurnError } from './errors.js';
 import { foldTurn, openProgramApprovals, type JournaledCall } from './turnState.js';
 import type { ApprovalResponse, PendingApproval } from './types.js';
