@@ -239,11 +239,10 @@ export class DurableBatch {
         // The last check before the body: `started` is durable before it is invoked.
         record.addStartCheck({
           policy: '(journal)',
-          check: async () => {
+          check: () => {
             writer.write({ kind: 'started', index: record.index, at: at() });
-            await this.#durable();
-            await this.#lease.ensureHeld(); // a process that stalled past its lease starts nothing
-            return undefined;
+            // A process that stalled past its lease starts nothing: the lease is known live, or renewed first.
+            return this.#writer.durable().then(this.#startsNow, this.#journalFailed);
           },
         });
       }),
@@ -263,14 +262,17 @@ export class DurableBatch {
   }
 
   /** Everything written is durable; a store failure becomes a `journal_failed` error (a lost lease stays `lease_lost`). */
-  async #durable(): Promise<void> {
-    try {
-      await this.#writer.durable();
-    } catch (error) {
-      if (error instanceof DurableTurnError) throw error;
-      throw new DurableTurnError('journal_failed', `The journal of turn ${JSON.stringify(this.turn)} could not be written: ${describeError(error)}`, { cause: error });
-    }
+  #durable(): Promise<void> {
+    return this.#writer.durable().catch(this.#journalFailed);
   }
+
+  /** Once a call's `started` is durable: nothing if the lease is known live (no promise), else the renewal to wait for. */
+  readonly #startsNow = (): PromiseLike<undefined> | undefined => this.#lease.ensureHeld() as PromiseLike<undefined> | undefined;
+
+  readonly #journalFailed = (error: unknown): never => {
+    if (error instanceof DurableTurnError) throw error;
+    throw new DurableTurnError('journal_failed', `The journal of turn ${JSON.stringify(this.turn)} could not be written: ${describeError(error)}`, { cause: error });
+  };
 
   /**
    * The approver suspended `record`: its pending approval, with a signed token — the one issued before
