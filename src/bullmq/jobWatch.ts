@@ -1,5 +1,5 @@
 import type { ProgressRelay } from './remoteProgress.js';
-import type { JobReturn } from './toolWorker.js';
+import type { JobReturn } from './jobRunner.js';
 
 /** How a job ended, as the agent learns it (from an event or from job state). */
 export type JobOutcome =
