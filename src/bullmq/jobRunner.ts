@@ -3,26 +3,28 @@ import type { Redis } from 'ioredis';
 import { isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { AnyTool, ToolContext } from '../defineTool.js';
+import { argsHash } from '../durable/canonical.js';
 import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze } from '../internal/snapshot.js';
 import type { CancelNotices } from './cancelNotices.js';
 import type { FleetKeys } from './fleetKeys.js';
-import { refusal, type JobPayload } from './jobPayload.js';
+import { shapeRefusal, signatureRefusal, type JobPayload } from './jobPayload.js';
+import { OutcomeSigner, type JobReturn, type UnsignedReturn } from './outcomeSigner.js';
 import { ProgressSender } from './remoteProgress.js';
 import { failureReason, type WorkerFailureCode } from './remoteToolError.js';
 import { streamItems } from './streamItems.js';
 
-/** What a completed job returns: the body's value (`v`), or how many items it streamed (`s`). */
-export type JobReturn = ({ readonly k: 'v'; readonly value: unknown } | { readonly k: 's'; readonly n: number }) & {
-  /** How many progress reports the body sent (absent: none), so the agent reads them only when there are some. */
-  readonly p?: number;
-};
-
 /** How many item writes of one stream may be unanswered at once. */
 const WRITES_IN_FLIGHT = 64;
 
-/** Runs one job's body on a worker (`createToolWorker`); a failure is thrown with a `[code] text` reason the agent reads back. */
+/**
+ * Runs one job's body on a worker (`createToolWorker`). Everything it sends back is signed for the job's
+ * call (`OutcomeSigner`); a failure is thrown with a signed `[code] text` reason the agent reads back.
+ * The checks before a body starts, in order: the payload's version and shape (refused unsigned: it
+ * names no call), its signature, the tool, a restart after a worker died (not idempotent: not run
+ * again), the signed expiry, the arguments, and a cancel.
+ */
 export class JobRunner {
   constructor(
     private readonly tools: ReadonlyMap<string, AnyTool>,
@@ -34,9 +36,15 @@ export class JobRunner {
 
   async process(job: Job, jobSignal: AbortSignal | undefined): Promise<JobReturn> {
     const jobId = job.id!;
-    const why = refusal(this.secret, job.data, { jobId, prefix: this.keys.prefix, queue: this.keys.queue });
-    if (why !== undefined) refuse('refused', `Job ${jobId} refused by the worker: ${why}. Nothing ran.`);
+    const shape = shapeRefusal(job.data);
+    if (shape !== undefined) throw new UnrecoverableError(failureReason('refused', `Job ${jobId} refused by the worker: ${shape}. Nothing ran.`));
     const payload = job.data as JobPayload;
+    const signer = new OutcomeSigner(this.secret, { jobId, callId: payload.callId, argsHash: argsHash(payload.args) });
+    const refuse: (code: WorkerFailureCode, text: string) => never = (code, text) => {
+      throw new UnrecoverableError(signer.failure(code, text));
+    };
+    const why = signatureRefusal(this.secret, payload, { jobId, prefix: this.keys.prefix, queue: this.keys.queue });
+    if (why !== undefined) refuse('refused', `Job ${jobId} refused by the worker: ${why}. Nothing ran.`);
     const tool = this.tools.get(payload.tool);
     if (tool === undefined) {
       refuse('unknown_tool', `No tool "${payload.tool}" on the workers of queue "${this.keys.queue}" (they have: ${[...this.tools.keys()].join(', ') || 'none'}).`);
@@ -44,8 +52,9 @@ export class JobRunner {
     if (job.attemptsStarted > 1 && !tool.idempotent) {
       refuse('outcome_unknown', 'the worker running it stopped before it finished, and it is not idempotent, so it was not run again; it may or may not have taken effect.');
     }
-    const { deadline } = payload;
-    if (deadline !== null && Date.now() >= deadline) refuse('timeout', 'its deadline passed before a worker could start it; it did not run.');
+    if (Date.now() >= payload.expiresAt) {
+      refuse('timeout', `it expired before a worker could start it (at ${new Date(payload.expiresAt).toISOString()}: its deadline, or the agent's jobExpiryMs); it did not run.`);
+    }
     let parsed: ReturnType<typeof safeParse>;
     try {
       parsed = safeParse(tool.input, payload.args);
@@ -59,38 +68,38 @@ export class JobRunner {
     if (jobSignal?.aborted === true || (await this.notices.cancelled(jobId, job.attemptsStarted > 1))) {
       refuse('cancelled', 'the call was cancelled before its body started; it did not run.');
     }
-    const body = new BodySignal(jobSignal, deadline);
+    const body = new BodySignal(jobSignal, payload.deadline);
     const done = this.notices.running(jobId);
     // The body's progress travels to the agent's ctx.progress (and so to its events); every report is in
     // Redis before the job ends, so the agent's last read finds it.
-    const progress = new ProgressSender(this.commands, this.keys.progress(jobId), this.keys.itemsChannel, jobId, payload.keepMs);
+    const progress = new ProgressSender(this.commands, this.keys.progress(jobId), this.keys.itemsChannel, signer, payload.keepMs);
     try {
       const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, idempotencyKey: payload.key, cancelRest: () => undefined, progress: progress.report };
       const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
-      const outcome: JobReturn = isStreamOutput(output) ? { k: 's', n: await this.#stream(jobId, output, payload.keepMs, body.signal) } : { k: 'v', value: await output };
+      const outcome: UnsignedReturn = isStreamOutput(output) ? { k: 's', n: await this.#stream(jobId, signer, output, payload.keepMs, body.signal) } : { k: 'v', value: await output };
       await progress.flushed();
-      return progress.sent === 0 ? outcome : { ...outcome, p: progress.sent };
+      return signer.returned(progress.sent === 0 ? outcome : { ...outcome, p: progress.sent }); // a value without a JSON form throws here: tool_failed
     } catch (error) {
       await progress.flushed();
       const code: WorkerFailureCode = body.signal.aborted ? (body.timedOut ? 'timeout' : 'cancelled') : 'tool_failed';
-      throw new Error(failureReason(code, describeError(error)));
+      throw new Error(signer.failure(code, describeError(error)));
     } finally {
       done();
       body.dispose();
     }
   }
 
-  /** Writes each item to the job's stream as it comes, and tells the agents; one connection keeps them in order. */
-  #stream(jobId: string, output: AsyncIterable<unknown> | ObservableInput<unknown>, keepMs: number, signal: AbortSignal): Promise<number> {
+  /** Writes each item to the job's stream as it comes, signed with its sequence number, and tells the agents; one connection keeps them in order. */
+  #stream(jobId: string, signer: OutcomeSigner, output: AsyncIterable<unknown> | ObservableInput<unknown>, keepMs: number, signal: AbortSignal): Promise<number> {
     const key = this.keys.items(jobId);
-    const write = (item: unknown) =>
-      this.commands.multi().xadd(key, '*', 'v', JSON.stringify(item) ?? 'null').pexpire(key, keepMs).publish(this.keys.itemsChannel, jobId).exec();
+    let seq = 0;
+    const write = (item: unknown) => {
+      const text = JSON.stringify(item) ?? 'null';
+      const mac = signer.entry('item', seq++, text);
+      return this.commands.multi().xadd(key, '*', 'v', text, 'm', mac).pexpire(key, keepMs).publish(this.keys.itemsChannel, jobId).exec();
+    };
     return streamItems(output, write, WRITES_IN_FLIGHT, signal);
   }
-}
-
-function refuse(code: WorkerFailureCode, text: string): never {
-  throw new UnrecoverableError(failureReason(code, text));
 }
 
 function isStreamOutput(output: unknown): output is AsyncIterable<unknown> | ObservableInput<unknown> {

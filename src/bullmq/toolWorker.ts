@@ -46,17 +46,20 @@ const DEFAULT_LOCK_MS = 5000;
  * runs their bodies.
  *
  * 1. A job not signed with `secret` (or copied under another id or queue) fails at once, unrecoverably,
- *    without running anything; so does one whose tool it does not have, or whose deadline passed.
+ *    without running anything; so does one whose tool it does not have, one whose signed expiry passed
+ *    before it started (a job replayed later), and one of a payload version it does not verify (an
+ *    agent of another toolstream version, during a rolling upgrade: the reason names both versions).
  * 2. The arguments are validated again with the tool's schema; rejected ones fail the job with the
  *    schema's issues (the agent's call gets an error result).
  * 3. The body runs with a `ctx` like the pipeline's: `callId`, `index`, `turn`, the agent's `idempotencyKey`
- *    (signed with the job), and a `signal` that aborts
- *    when the agent cancels the call (through a Redis channel every worker listens on before it takes a
- *    job, with a marker in Redis for the cases a message can miss: see `CancelNotices`) and at the job's
- *    deadline. `cancelRest()` is a no-op: the
- *    turn lives in the agent.
+ *    (signed with the job), and a `signal` that aborts when the agent cancels the call (through a Redis
+ *    channel every worker listens on before it takes a job, with a marker in Redis for the cases a message
+ *    can miss: see `CancelNotices`) and at the job's deadline. `cancelRest()` is a no-op: the turn lives
+ *    in the agent.
  * 4. Its value goes back raw; a stream (Observable or AsyncIterable) goes back item by item while the
  *    body runs, and so do its `ctx.progress` reports (at most 1,000 a job; the agent's budget applies).
+ *    Everything it sends back — the value or item count, each item, each report, a failure's reason — is
+ *    signed with `secret` for the job and its call, and the agent uses nothing it cannot verify.
  * 5. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
  *    tool's job runs again on another worker, any other fails as `outcome_unknown` and never runs twice.
  *    BullMQ renews the lock while a body runs, so bodies may take hours — but a body must not block the

@@ -54,7 +54,7 @@ describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WIT
   }
 
   it('an unsigned job, a forged signature, a signed payload copied under another id or queue: refused, nothing runs', async () => {
-    const unsigned: UnsignedPayload = { v: 1, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, key: 'tsk-k', deadline: null, keepMs: 60_000 };
+    const unsigned: UnsignedPayload = { v: 2, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, key: `tsk-${randomUUID()}`, attempt: 1, deadline: null, expiresAt: Date.now() + 60_000, keepMs: 60_000 };
     expect(await failureOf(`u-${randomUUID()}`, unsigned)).toMatch(/^\[refused\] .*it is not signed/);
     const forged = signPayload(Buffer.from('another secret, also 32 bytes long!!'), { ...unsigned, callId: 'forged' }, { jobId: 'f-1', prefix: suite.fleet.prefix, queue: name });
     expect(await failureOf('f-1', forged)).toMatch(/^\[refused\] .*signature does not match/);
@@ -72,11 +72,12 @@ describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WIT
     for (const callId of ['unsigned', 'forged', 'copied', 'moved', 'tampered']) expect(ran).not.toContain(callId);
   });
 
-  it('an agent with another secret gets refused results', async () => {
+  it('an agent with another secret: refused, nothing runs, and the refusal (signed with the workers\' secret) is result_unverified', async () => {
     const stranger = remoteTools([sleep], { connection: { url: suite.redis.url }, queue: name, prefix: suite.fleet.prefix, secret: 'not the secret the workers have, 32+ bytes' });
     try {
       const [result] = await createPipeline({ tools: stranger.tools }).run([{ id: 'stranger', name: 'sleep', args: { ms: 1 } }]);
-      expect(result).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'refused' } } });
+      expect(result).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'result_unverified' } } });
+      expect(result!.content).toMatch(/another secret/);
       expect(suite.fleet.events().some((event) => event.callId === 'stranger')).toBe(false);
     } finally {
       await stranger.close();
