@@ -8,7 +8,7 @@ import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze } from '../internal/snapshot.js';
 import type { CancelNotices } from './cancelNotices.js';
-import type { FleetKeys } from './fleetKeys.js';
+import { RUN_RECORD_SKEW_MS, type FleetKeys } from './fleetKeys.js';
 import { shapeRefusal, signatureRefusal, type JobPayload } from './jobPayload.js';
 import { OutcomeSigner, type JobReturn, type UnsignedReturn } from './outcomeSigner.js';
 import { ProgressSender } from './remoteProgress.js';
@@ -23,7 +23,7 @@ const WRITES_IN_FLIGHT = 64;
  * call (`OutcomeSigner`); a failure is thrown with a signed `[code] text` reason the agent reads back.
  * The checks before a body starts, in order: the payload's version and shape (refused unsigned: it
  * names no call), its signature, the tool, a restart after a worker died (not idempotent: not run
- * again), the signed expiry, the arguments, and a cancel.
+ * again), the signed expiry, the arguments, a cancel, and — not idempotent — the call's run record.
  */
 export class JobRunner {
   constructor(
@@ -68,6 +68,7 @@ export class JobRunner {
     if (jobSignal?.aborted === true || (await this.notices.cancelled(jobId, job.attemptsStarted > 1))) {
       refuse('cancelled', 'the call was cancelled before its body started; it did not run.');
     }
+    if (!tool.idempotent) await this.#takeRunRecord(jobId, payload, refuse);
     const body = new BodySignal(jobSignal, payload.deadline);
     const done = this.notices.running(jobId);
     // The body's progress travels to the agent's ctx.progress (and so to its events); every report is in
@@ -87,6 +88,28 @@ export class JobRunner {
       done();
       body.dispose();
     }
+  }
+
+  /**
+   * Records, atomically, that a body runs for the call's attempt — or refuses the job when one did. The
+   * record outlives every copy of the job that could still start (they are refused once the signed expiry
+   * passed), with a margin for the clocks of other workers.
+   */
+  async #takeRunRecord(jobId: string, payload: JobPayload, refuse: (code: WorkerFailureCode, text: string) => never): Promise<void> {
+    const key = this.keys.runRecord(payload.key, payload.attempt);
+    const ttl = Math.ceil(Math.max(0, payload.expiresAt - Date.now()) + RUN_RECORD_SKEW_MS);
+    let taken: string | null;
+    try {
+      taken = await this.commands.set(key, jobId, 'PX', ttl, 'NX');
+    } catch (error) {
+      return refuse('refused', `the worker could not record that the call's body runs (${describeError(error)}); it did not run.`);
+    }
+    if (taken === 'OK') return;
+    const holder = await this.commands.get(key).catch(() => null);
+    refuse(
+      'outcome_unknown',
+      `a body already ran for this call (${holder === jobId ? 'this job ran it before' : `job ${holder ?? '(unknown)'} ran it`}), and it is not idempotent, so it was not run again; it may or may not have taken effect.`,
+    );
   }
 
   /** Writes each item to the job's stream as it comes, signed with its sequence number, and tells the agents; one connection keeps them in order. */

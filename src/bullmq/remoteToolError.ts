@@ -15,8 +15,8 @@ import { brand } from '../internal/brand.js';
  *   not signed with the agent's secret for this call, so none of it was used — workers running with
  *   another secret or an older toolstream, or a result written into Redis by something else (a job moved
  *   to completed by hand, another job's result copied over). The message never carries the unverified text.
- * A worker that died mid-body of a non-idempotent job gives no `RemoteToolError`: the call's result is
- * `outcome_unknown`.
+ * A worker that died mid-body of a non-idempotent job, or a job whose call's body already ran, gives no
+ * `RemoteToolError`: the call's result is `outcome_unknown`.
  */
 export type RemoteToolErrorCode = 'tool_failed' | 'invalid_args' | 'unknown_tool' | 'refused' | 'timeout' | 'cancelled' | 'job_failed' | 'job_lost' | 'result_unverified';
 

@@ -73,8 +73,8 @@ const DEFAULT_JOB_EXPIRY_MS = 60 * 60 * 1000;
  *    job's result copied over — is a {@link RemoteToolError} `result_unverified` whose text is
  *    toolstream's own; a progress report that does not verify is dropped.
  * 3. A worker-side failure is thrown as a {@link RemoteToolError} (the result is a `tool_error` with the
- *    worker's text). A non-idempotent job whose worker died mid-body is `outcome_unknown`; an idempotent
- *    one runs again on another worker.
+ *    worker's text). A non-idempotent job whose worker died mid-body, or whose call's body already ran
+ *    (a replayed job), is `outcome_unknown`; an idempotent one runs again on another worker.
  * 4. A body that streams on the worker streams here: items arrive in order while it runs
  *    (`streamed: true`), none lost or duplicated. Its `ctx.progress` reports are passed to this call's
  *    `ctx.progress` (so to the pipeline's events) in order as they come, and all of them before the result.

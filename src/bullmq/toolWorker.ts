@@ -51,16 +51,20 @@ const DEFAULT_LOCK_MS = 5000;
  *    agent of another toolstream version, during a rolling upgrade: the reason names both versions).
  * 2. The arguments are validated again with the tool's schema; rejected ones fail the job with the
  *    schema's issues (the agent's call gets an error result).
- * 3. The body runs with a `ctx` like the pipeline's: `callId`, `index`, `turn`, the agent's `idempotencyKey`
+ * 3. Before a body of a tool that is not `idempotent` starts, the worker takes the call's run record in
+ *    Redis (set if absent, kept until the job's expiry and a margin for clock skew): a job of a call whose
+ *    body already ran — the same job re-added under its id, or retried from completed with its counters
+ *    reset — does not run, and the call is `outcome_unknown`.
+ * 4. The body runs with a `ctx` like the pipeline's: `callId`, `index`, `turn`, the agent's `idempotencyKey`
  *    (signed with the job), and a `signal` that aborts when the agent cancels the call (through a Redis
  *    channel every worker listens on before it takes a job, with a marker in Redis for the cases a message
  *    can miss: see `CancelNotices`) and at the job's deadline. `cancelRest()` is a no-op: the turn lives
  *    in the agent.
- * 4. Its value goes back raw; a stream (Observable or AsyncIterable) goes back item by item while the
+ * 5. Its value goes back raw; a stream (Observable or AsyncIterable) goes back item by item while the
  *    body runs, and so do its `ctx.progress` reports (at most 1,000 a job; the agent's budget applies).
  *    Everything it sends back — the value or item count, each item, each report, a failure's reason — is
  *    signed with `secret` for the job and its call, and the agent uses nothing it cannot verify.
- * 5. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
+ * 6. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
  *    tool's job runs again on another worker, any other fails as `outcome_unknown` and never runs twice.
  *    BullMQ renews the lock while a body runs, so bodies may take hours — but a body must not block the
  *    worker's event loop for `lockMs` or longer (the lock would lapse and the job count as stalled).

@@ -1,5 +1,7 @@
 /**
- * Issue 23, finding 4: a replayed job does not run its body again. A job replayed after its signed expiry
+ * Issue 23, finding 4: a replayed job does not run its body again. A signed job of a non-idempotent
+ * tool, removed and re-added under its id, or retried from completed with its attempt counters reset,
+ * finds its call's run record and is refused (`outcome_unknown`); a job replayed after its signed expiry
  * is refused (`timeout`) whatever its tool; a payload of another version is refused by name. Checked
  * from the bodies' own side-effect logs, on two real worker processes.
  */
@@ -9,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline } from '../../src/index.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
-import { sleepIdempotent } from './support/contracts.js';
+import { sleep, sleepIdempotent } from './support/contracts.js';
 import { useFleet, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
@@ -44,6 +46,21 @@ describe.skipIf(!redisAvailable())(`a replayed job does not run its body again (
   /** 'completed', or the job's failed reason. */
   const outcomeOf = (job: Job) => job.waitUntilFinished(events, 10_000).then(() => 'completed', (error: Error) => error.message);
   const callIdOf = (job: Job) => (job.data as { callId: string }).callId;
+
+  it('a signed job removed and re-added under its id: refused outcome_unknown, its body ran once', async () => {
+    const job = await ranOnce(suite.remote([sleep], { queue: name }), 'sleep');
+    await job.remove();
+    const again = await queue.add(job.name, job.data, { jobId: job.id! });
+    expect(await outcomeOf(again)).toMatch(/^\[outcome_unknown\] a body already ran for this call \(this job ran it before\), and it is not idempotent, so it was not run again/);
+    expect(starts(callIdOf(job))).toHaveLength(1);
+  });
+
+  it('a job retried from completed with its attempt counters reset: refused outcome_unknown, its body ran once', async () => {
+    const job = await ranOnce(suite.remote([sleep], { queue: name }), 'sleep');
+    await job.retry('completed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    expect(await outcomeOf(job)).toMatch(/^\[outcome_unknown\] a body already ran for this call/);
+    expect(starts(callIdOf(job))).toHaveLength(1);
+  });
 
   it('a job replayed after its signed expiry (an idempotent tool: no run record) is refused timeout; its body ran once', async () => {
     const job = await ranOnce(suite.remote([sleepIdempotent], { queue: name, jobExpiryMs: 1000 }), 'sleep_idempotent');
