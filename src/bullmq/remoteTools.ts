@@ -3,6 +3,7 @@ import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AnyTool, ToolContext } from '../defineTool.js';
 import { argsHash } from '../durable/canonical.js';
+import { OutcomeUnknown } from '../internal/outcomeUnknown.js';
 import { attemptOf, durableCallOf, markReattaching } from '../internal/reattach.js';
 import { streamHandoff } from '../internal/streamHandoff.js';
 import { isPositiveDuration } from '../internal/validate.js';
@@ -83,7 +84,8 @@ const DEFAULT_JOB_EXPIRY_MS = 60 * 60 * 1000;
  *    body's signal. A body that ignores it keeps the slot at most the pipeline's `abortGraceMs`.
  * 6. In a durable turn the job's id is derived from the turn and the call's slot, so a resumed turn
  *    re-attaches to the job it started (finished jobs are kept `keepJobsMs`) instead of running it
- *    again; outside one it is random, so a replayed stream never picks up an old job's result.
+ *    again; a started non-idempotent call whose job is gone is `outcome_unknown`, never added again.
+ *    Outside a durable turn the id is random, so a replayed stream never picks up an old job's result.
  * 7. Results never depend on BullMQ's events alone: outstanding jobs are also read from job state every
  *    `reconcileMs` and when a connection comes back.
  *
@@ -151,6 +153,10 @@ class AgentFleet {
     const durable = durableCallOf(ctx);
     const attempt = attemptOf(ctx);
     const jobId = durable === undefined ? `ts-${randomUUID()}` : durableJobId(durable.turn, durable.index, attempt);
+    // A resumed call re-attaches only to a job that exists: adding it again would run a body that may have run.
+    if (durable?.resumed === true && !contract.idempotent && !(await watcher.exists(jobId))) {
+      throw new OutcomeUnknown('it was started before the turn was resumed, but its job is no longer in Redis (removed after keepJobsMs, or never added), and it is not idempotent, so it was not run again; it may or may not have taken effect.');
+    }
     const now = Date.now();
     const timeoutMs = contract.timeoutMs;
     const deadline = timeoutMs === undefined || timeoutMs === Infinity ? null : now + timeoutMs;
