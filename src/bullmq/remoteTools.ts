@@ -34,7 +34,13 @@ export interface RemoteToolsOptions {
    * round costs O(1) per outstanding job in one script per 500. @default 250
    */
   readonly reconcileMs?: number;
-  /** How long finished jobs (and their streamed items) stay in Redis, so a resumed durable turn re-attaches to them. @default 86_400_000 (24 h) */
+  /**
+   * How long finished jobs (with their streamed items and progress) stay in Redis. A durable turn resumed
+   * within it re-attaches to the jobs it started and takes their results; resumed later, a started call
+   * whose job is gone is `outcome_unknown` unless its contract is idempotent (then it runs again). What
+   * it costs is Redis memory: every finished job's arguments, result and items, for this long.
+   * @default 3_600_000 (1 h)
+   */
   readonly keepJobsMs?: number;
   /**
    * The signed expiry of a job whose contract has no `timeoutMs` (one with a timeout expires at its
@@ -56,7 +62,7 @@ export interface RemoteTools {
 }
 
 const DEFAULT_RECONCILE_MS = 250;
-const DEFAULT_KEEP_JOBS_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_KEEP_JOBS_MS = 60 * 60 * 1000;
 const DEFAULT_JOB_EXPIRY_MS = 60 * 60 * 1000;
 
 /**

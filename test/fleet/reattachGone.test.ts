@@ -61,6 +61,15 @@ describe.skipIf(!redisAvailable())(`a resumed call whose job is gone (${WITH_RED
     expect(runsOf(id)).toHaveLength(1);
   });
 
+  it('by default a finished job is kept 1 hour (keepJobsMs): what a resume within it re-attaches to', async () => {
+    const id = `kept-${randomUUID()}`;
+    const [result] = await createPipeline({ tools: suite.remote([sleep], { queue: name }).tools }).run([{ id, name: 'sleep', args: { ms: 1 } }]);
+    expect(result).toMatchObject({ status: 'ok' });
+    const job = (await queue.getJobs(['completed'])).find((candidate) => (candidate.data as { callId: string }).callId === id)!;
+    expect(job.opts).toMatchObject({ removeOnComplete: { age: 3600 }, removeOnFail: { age: 3600 } });
+    expect((job.data as { keepMs: number }).keepMs).toBe(3_600_000); // the streamed items and progress are kept as long
+  });
+
   it('idempotent: added again, it runs again, and the call is ok', async () => {
     const { journal, turn, id } = await crashThenRemoveJob('sleep_idempotent');
     const [result] = await agent(journal).resume(turn);
