@@ -5,14 +5,13 @@
  * job is added (its body ran once, by the worker's log); an idempotent one is added again and runs again.
  */
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { durableJobId } from '../../src/bullmq/jobPayload.js';
 import { createPipeline, memoryJournal, type JournalStore } from '../../src/index.js';
 import { ProcessView } from '../support/crashes.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
 import { sleep, sleepIdempotent } from './support/contracts.js';
-import { until, useFleet, WITH_REDIS } from './support/fleet.js';
+import { until, useFleet, useQueueView, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
@@ -21,13 +20,7 @@ const APPROVAL_SECRET = 'the re-attach tests of the fleet sign with this';
 describe.skipIf(!redisAvailable())(`a resumed call whose job is gone (${WITH_REDIS})`, () => {
   const name = `q-${randomUUID()}`;
   const suite = useFleet({ workers: 1, queues: [{ queue: name, concurrency: 2 }] });
-  let queue: Queue;
-  beforeAll(() => {
-    queue = new Queue(name, { connection: suite.connection, prefix: suite.fleet.prefix });
-  });
-  afterAll(async () => {
-    await queue?.close();
-  });
+  const view = useQueueView(suite, name);
   /** A new agent "process": its own remote tools (connections) over the journal it sees. */
   const agent = (journal: JournalStore) => createPipeline({ tools: suite.remote([sleep, sleepIdempotent], { queue: name }).tools, journal, approvalSecret: APPROVAL_SECRET });
   const runsOf = (callId: string) => suite.fleet.events().filter((event) => event.callId === callId && event.e === 'start');
@@ -46,8 +39,8 @@ describe.skipIf(!redisAvailable())(`a resumed call whose job is gone (${WITH_RED
     dying.crash(turn);
     const jobId = durableJobId(turn, 0);
     let state = '';
-    await until(() => (void queue.getJobState(jobId).then((s) => (state = s)), state === 'completed'), 5000, 'the job to complete');
-    expect(await queue.remove(jobId)).toBe(1); // what keepJobsMs does once it passed
+    await until(() => (void view.queue.getJobState(jobId).then((s) => (state = s)), state === 'completed'), 5000, 'the job to complete');
+    expect(await view.queue.remove(jobId)).toBe(1); // what keepJobsMs does once it passed
     return { journal, turn, id, jobId };
   };
 
@@ -56,7 +49,7 @@ describe.skipIf(!redisAvailable())(`a resumed call whose job is gone (${WITH_RED
     const [result] = await agent(journal).resume(turn);
     expect(result).toMatchObject({ id, status: 'error', error: { code: 'outcome_unknown' } });
     expect(result!.content).toMatch(/its job is no longer in Redis .*not idempotent, so it was not run again/);
-    expect(await queue.getJob(jobId)).toBeUndefined();
+    expect(await view.queue.getJob(jobId)).toBeUndefined();
     await new Promise((resolve) => setTimeout(resolve, 200)); // a job added by mistake would have started by now
     expect(runsOf(id)).toHaveLength(1);
   });
@@ -65,7 +58,7 @@ describe.skipIf(!redisAvailable())(`a resumed call whose job is gone (${WITH_RED
     const id = `kept-${randomUUID()}`;
     const [result] = await createPipeline({ tools: suite.remote([sleep], { queue: name }).tools }).run([{ id, name: 'sleep', args: { ms: 1 } }]);
     expect(result).toMatchObject({ status: 'ok' });
-    const job = (await queue.getJobs(['completed'])).find((candidate) => (candidate.data as { callId: string }).callId === id)!;
+    const job = (await view.jobOfCall(id))!;
     expect(job.opts).toMatchObject({ removeOnComplete: { age: 3600 }, removeOnFail: { age: 3600 } });
     expect((job.data as { keepMs: number }).keepMs).toBe(3_600_000); // the streamed items and progress are kept as long
   });
