@@ -2,7 +2,11 @@
  * Fleet bench: tool bodies on 2 worker processes through BullMQ on Redis (issue 13): toolstream's
  * remote tools (`pipeline.operator()` with `remoteTools`, `createToolWorker`) side by side with **plain
  * BullMQ** (a Queue, a QueueEvents and a Worker) in the same run, the ratio toolstream/plain printed
- * (target ≤ 1.3), and the cancel round trip (target p99 ≤ 50 ms).
+ * (target ≤ 1.4 with signed results, issue 23; 1.3 before), and the cancel round trip (target p99 ≤ 50
+ * ms). toolstream runs twice per round: with a contract that is not idempotent (the default), each job
+ * pays the signed request, the run record a worker takes before the body (one more Redis round trip)
+ * and the signed result with its check; with an idempotent one (`idempotent: true`), everything but the
+ * run record.
  *
  * Set-up: the Redis of `REDIS_URL`, else a `redis-server` of its own on a free loopback port (no
  * persistence); 2 worker child processes (this file, run with `worker`), concurrency 10 each, on a
@@ -111,20 +115,21 @@ const plainBullMQ: Side = {
   },
 };
 
-/** The contracts toolstream's side serves: a no-op, and a body that waits for its cancel. */
+/** The contracts toolstream's sides serve: a no-op (not idempotent, or idempotent), and a body that waits for its cancel. */
 const noop = toolContract({ name: 'noop', description: 'nothing', input: z.object({ x: z.number() }), mode: 'parallel' });
+const idempotentNoop = toolContract({ name: 'noop', description: 'nothing', input: z.object({ x: z.number() }), mode: 'parallel', idempotent: true });
 const waitForCancel = toolContract({ name: 'wait_for_cancel', description: 'waits', input: z.object({ key: z.string() }), mode: 'parallel' });
 const SECRET = 'a bench secret, at least thirty-two bytes long';
 const now = () => performance.timeOrigin + performance.now(); // one clock for the agent and its workers (one machine)
 
 /**
  * toolstream's side: `createToolWorker` in the worker processes, and in the producer a pipeline whose
- * tools are `remoteTools([noop])` — concurrency `Infinity`, so the pool is not the limit (the plain side
- * has every job in flight too). One latency per call: from the calls entering `pipeline.operator()`
+ * tools are `remoteTools([contract])` — concurrency `Infinity`, so the pool is not the limit (the plain
+ * side has every job in flight too). One latency per call: from the calls entering `pipeline.operator()`
  * (all at once, or one at a time) to its result coming out — in model order, as a user gets them.
  */
-const toolstreamSide: Side = {
-  name: 'toolstream',
+const toolstreamSideOf = (name: string, contract: typeof noop): Side => ({
+  name,
   async serve(connection, queue, concurrency) {
     const redis = new Redis(connection as RedisOptions);
     const worker = createToolWorker({
@@ -133,7 +138,7 @@ const toolstreamSide: Side = {
       concurrency,
       secret: SECRET,
       tools: [
-        implementTool(noop, ({ x }) => x),
+        implementTool(contract, ({ x }) => x),
         implementTool(waitForCancel, ({ key }, { signal }) =>
           new Promise<never>((_, reject) => {
             void redis.rpush(`${key}:started`, String(now()));
@@ -149,7 +154,7 @@ const toolstreamSide: Side = {
     };
   },
   async run({ connection, queue, jobs, shape }) {
-    const fleet = remoteTools([noop], { connection, queue, secret: SECRET });
+    const fleet = remoteTools([contract], { connection, queue, secret: SECRET });
     const pipeline = createPipeline({ tools: fleet.tools, concurrency: Infinity });
     const latencies: number[] = [];
     const batch = async (from: number, count: number) => {
@@ -178,7 +183,10 @@ const toolstreamSide: Side = {
       await cleanup.close();
     }
   },
-};
+});
+const toolstreamSide = toolstreamSideOf('toolstream', noop);
+const idempotentSide = toolstreamSideOf('toolstream, idempotent contract', idempotentNoop);
+const SIDES: readonly Side[] = [plainBullMQ, toolstreamSide, idempotentSide];
 
 /**
  * The cancel round trip: a remote body that waits for its signal is cancelled through the run's
@@ -388,7 +396,7 @@ async function measure(side: Side, workers: Workers, connection: ConnectionOptio
 
 async function main(): Promise<void> {
   printHeader(`fleet: ${JOBS} no-op jobs, ${WORKERS} worker processes × concurrency ${CONCURRENCY}, BullMQ on Redis`);
-  const sides = [plainBullMQ, toolstreamSide];
+  const sides = SIDES;
   const redis = await startRedis();
   const started: Workers[] = [];
   try {
@@ -414,7 +422,9 @@ async function main(): Promise<void> {
     for (const side of sides) {
       console.log(`| ${side.name} | ${fmt(med(side, 'rate'), 0)} | ${fmt(med(side, 'p50'))} | ${fmt(med(side, 'p99'))} | ${fmt(med(side, 'serialP50'), 2)} | ${fmt(med(side, 'serialP99'), 2)} | ${figures.get(side)!.map((f) => f.reconciled ?? '(inside remoteTools)').join(', ')} |`);
     }
-    console.log(`toolstream/plain: time per call ${fmt(med(plainBullMQ, 'rate') / med(toolstreamSide, 'rate'), 2)}× (target ≤ 1.3), one-at-a-time p50 ${fmt(med(toolstreamSide, 'serialP50') / med(plainBullMQ, 'serialP50'), 2)}×`);
+    for (const side of [toolstreamSide, idempotentSide]) {
+      console.log(`${side.name}/plain: time per call ${fmt(med(plainBullMQ, 'rate') / med(side, 'rate'), 2)}× (target ≤ 1.4), one-at-a-time p50 ${fmt(med(side, 'serialP50') / med(plainBullMQ, 'serialP50'), 2)}×`);
+    }
     const queue = `bench-cancel-${randomUUID()}`;
     await fleets.get(toolstreamSide)!.serve(queue);
     const times = await cancelRoundTrip(connection, queue);
@@ -426,7 +436,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'worker') {
-  const side = [plainBullMQ, toolstreamSide].find((s) => s.name === process.argv[3]);
+  const side = SIDES.find((s) => s.name === process.argv[3]);
   if (side === undefined) throw new Error(`no side ${process.argv[3]}`);
   void workerMain(side, process.argv[4]!);
 } else {

@@ -1,4 +1,4 @@
-import { defer, filter, from, identity, isObservable, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
+import { defer, filter, identity, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
 import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
@@ -12,7 +12,7 @@ import type { ApprovalResponse, PendingApproval } from './durable/types.js';
 import { BatchCancel } from './internal/batchCancel.js';
 import type { CallRecord } from './internal/callRecord.js';
 import { bindToPipeline } from './internal/pipelineAware.js';
-import { pullCalls, pullIterableCalls } from './internal/pullCalls.js';
+import { isPullable, sourceOfCalls, toObservable, type CallSource } from './internal/callSource.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
 import { executeCalls } from './stages/execute.js';
 import { guard } from './stages/guard.js';
@@ -37,9 +37,12 @@ import { runWithEvents, type TappedStages } from './observe/eventLayer.js';
  */
 export interface RunOptions {
   /**
-   * Aborting stops taking in calls and cancels every unfinished one — in its policy chain, awaiting
-   * approval, waiting or running — and the output completes: each call already taken in still gets a
-   * result (`cancelled`, reason `'aborted'`). To drop results instead, unsubscribe.
+   * Aborting (before the run or while it runs) cancels every unfinished call — in its policy chain,
+   * awaiting approval, waiting or running — and the output completes once each has its result
+   * (`cancelled`, reason `'aborted'`); no body starts after it. An array (any collection) given to `run()`
+   * / `events()` is read to its end, so **every** call of it gets a result; a stream — an Observable
+   * (`operator()`), an async iterable, a generator (it may be endless) — is read no further (not at all
+   * if aborted before the run). To drop results instead, unsubscribe.
    */
   readonly signal?: AbortSignal;
   /**
@@ -63,12 +66,15 @@ export interface RunOptions {
 export interface ResumeOptions {
   /** Answers to pending approvals: any of them, in any order. Each token answers its call once. */
   readonly answers?: readonly ApprovalResponse[];
-  /** As for `run`: aborting cancels what has not finished. */
+  /**
+   * As for `run`: aborting cancels what has not finished, and the cancellations are journaled (a later
+   * resume replays them). A call that waits for a human's approval this resume does not answer stays
+   * suspended when the resume was aborted before it began: the abort ends the request, not the question.
+   */
   readonly signal?: AbortSignal;
 }
 
-/** What `run` accepts: any finite or streaming source of calls. */
-export type CallSource = Iterable<ToolCall> | AsyncIterable<ToolCall> | Observable<ToolCall>;
+export type { CallSource } from './internal/callSource.js';
 
 /**
  * A configured pipeline. It holds no state of its own: every subscription of `operator()` and every
@@ -85,7 +91,7 @@ export interface Pipeline {
   readonly tools: readonly AnyTool[];
   /** The tools this pipeline's calls may use: `tools` with the restrictions applied. Offer these to the model. */
   readonly available: readonly AnyTool[];
-  /** The pipeline as an RxJS operator: one `ToolResult` per call, in input order. */
+  /** The pipeline as an RxJS operator: one `ToolResult` per call, in input order; once `options.signal` aborted, nothing more is read. */
   operator(options?: RunOptions): OperatorFunction<ToolCall, ToolResult>;
   /**
    * Runs a batch without RxJS and resolves to its results in input order. An async iterable source is
@@ -94,6 +100,7 @@ export interface Pipeline {
    * (pushed at once instead in a durable turn). Neither is held back when a tool has `start:
    * 'after-response'`: its calls wait for the source's end, so the source is read as fast as it comes.
    * An Observable is pushed: it cannot be slowed down, only buffered.
+   * Aborted, every call of an array gets a result; a stream is read no further ({@link RunOptions.signal}).
    * @throws {SourceError} (as a rejection) when the source fails midway; it holds the results so far.
    */
   run(calls: CallSource, options?: RunOptions): Promise<ToolResult[]>;
@@ -102,7 +109,8 @@ export interface Pipeline {
    * to each call as it happens: `received`, `decided`, `approval-requested`, `approval-answered`,
    * `started`, `progress`, `finished` (completion order), and `result` (model order; these carry
    * exactly the results `run` would resolve to). What a UI subscribes to; see {@link PipelineEvent}.
-   * Each subscription is a run of its own; unsubscribing drops the rest, as for `operator()`.
+   * Each subscription is a run of its own; unsubscribing drops the rest, as for `operator()`; an abort
+   * reads the source as `run` does (a `result` for every call of an array).
    * The stream errors with a {@link SourceError} when the source fails (after the results of the calls
    * taken in), like `run`.
    *
@@ -183,12 +191,18 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return (calls) => calls.pipe(eventsOf(stages), filter(isResultEvent), map((event) => event.result));
   };
 
-  const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
+  /** A run's results from its calls, read to their end: whether an abort stops the source is the source's. */
+  const runOf = (runOptions: RunOptions): OperatorFunction<ToolCall, ToolResult> => {
     const signal = checkSignal(runOptions);
     const { turn } = runOptions;
     if (turn === undefined) return resultsOf(tappedStages(signal, undefined, undefined));
     const journaled = durableOf('run', turn);
     return (calls) => defer(() => calls.pipe(resultsOf(tappedStages(signal, new DurableBatch(settings, journaled, turn), turn))));
+  };
+
+  const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
+    const results = runOf(runOptions);
+    return (calls) => results(calls.pipe(stopWhenAborted(runOptions.signal)));
   };
 
   // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered; so
@@ -226,7 +240,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   const run = async (calls: CallSource, runOptions: RunOptions = {}): Promise<ToolResult[]> => {
     const { turn } = runOptions;
-    if (turn === undefined) return collect(calls, runOptions, operator(runOptions));
+    if (turn === undefined) return collect(calls, runOptions, runOf(runOptions));
     const signal = checkSignal(runOptions);
     return runDurable(new DurableBatch(settings, durableOf('run', turn), turn), calls, signal, turn);
   };
@@ -305,6 +319,7 @@ export interface StageTaps {
 /**
  * Every stage but the reordering: results come out as calls finish. Each subscription is a batch of
  * its own. (A program's sub-calls run through this, so a quick result is not held behind a slow one.)
+ * It reads its calls to the end, aborted or not (each answered `cancelled` then): `stopWhenAborted` stops a source.
  */
 export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
   return (calls) =>
@@ -312,7 +327,6 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
       // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
       const batch = new BatchCancel();
       const admitted = calls.pipe(
-        stopWhenAborted(signal),
         intake(settings),
         taps.received ?? identity,
         preExecute(settings, batch),
@@ -350,49 +364,6 @@ function checkSignal(options: RunOptions): AbortSignal | undefined {
   return signal;
 }
 
-/** An async iterable that is not an Observable (those are pushed, not pulled). */
-function isPullable(calls: CallSource): calls is AsyncIterable<ToolCall> {
-  return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.asyncIterator in calls;
-}
-
-/** A sync iterable that is not an Observable (an array, a generator). */
-function isIterable(calls: CallSource): calls is Iterable<ToolCall> {
-  return typeof calls === 'object' && calls !== null && !isObservable(calls) && Symbol.iterator in calls;
-}
-
 function isResultEvent(event: PipelineEvent): event is PipelineResultEvent {
   return event.type === 'result';
-}
-
-/**
- * The calls of a `run()` / `events()` source as an Observable, pulled with backpressure (`pullLimit`
- * unanswered at most; `undefined`: pushed as fast as they come) — a sync iterable only when `pullSync`.
- */
-function sourceOfCalls(
-  calls: CallSource,
-  pullLimit: number | undefined,
-  pullSync: boolean,
-  signal: AbortSignal | undefined,
-): { readonly source: Observable<ToolCall>; readonly pulled: { answered(): void } | undefined } {
-  const pulled = pullLimit === undefined ? undefined : pullerOf(calls, pullLimit, pullSync, signal);
-  return { source: pulled?.calls ?? toObservable(calls), pulled };
-}
-
-/** The puller for `calls`: an async iterable's, a sync iterable's when `pullSync`; none for other sources. */
-function pullerOf(calls: CallSource, pullLimit: number, pullSync: boolean, signal: AbortSignal | undefined) {
-  if (isPullable(calls)) return pullCalls(calls, pullLimit);
-  if (pullSync && isIterable(calls)) return pullIterableCalls(calls, pullLimit, signal);
-  return undefined;
-}
-
-function toObservable(calls: CallSource): Observable<ToolCall> {
-  if (isObservable(calls)) return calls;
-  if (
-    typeof calls === 'object' &&
-    calls !== null &&
-    (Symbol.iterator in calls || Symbol.asyncIterator in calls)
-  ) {
-    return from(calls);
-  }
-  throw new ConfigError('run', 'calls', 'an array, iterable, async iterable or Observable of calls', calls);
 }

@@ -36,7 +36,22 @@ export class FleetKeys {
   items(jobId: string): string {
     return `${this.base}:items:${jobId}`;
   }
+
+  /**
+   * A call's run record: set (if absent) by the worker that starts a non-idempotent body for attempt
+   * `attempt` of the call whose idempotency key is `key`; its value is that job's id. A job that finds
+   * it set does not run (the body already ran for the call). Keys have no `:` (`tsk-` base64url).
+   */
+  runRecord(key: string, attempt: number): string {
+    return `${this.base}:ran:${key}:${attempt}`;
+  }
 }
+
+/**
+ * How long a run record outlives its job's signed expiry: the clocks of the worker that takes it and of
+ * one that could still start a copy of the job may differ by this much.
+ */
+export const RUN_RECORD_SKEW_MS = 5 * 60_000;
 
 /** How long a cancel marker lives: long enough for any job that was waiting to be picked up and checked. */
 export const CANCEL_MARKER_MS = 60_000;

@@ -1,14 +1,21 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
+ * The payload format this build writes and verifies. Version 2 carries `attempt` and `expiresAt`, and
+ * its workers sign what they send back (`OutcomeSigner`); a worker refuses any other version, saying
+ * so, rather than run a job whose result its agent could not verify.
+ */
+export const PAYLOAD_VERSION = 2;
+
+/**
  * What a remote tool's job carries (BullMQ's `job.data`): the call as the agent admitted it, and an
  * HMAC-SHA256 over it, the job's id and its queue with the fleet's shared secret. A worker runs nothing
  * whose signature does not check, so only a holder of the secret can have bodies run; a payload copied
  * under another id or queue (to run it twice, or on another resource) is refused too.
  */
 export interface JobPayload {
-  /** Format version. */
-  readonly v: 1;
+  /** Format version: {@link PAYLOAD_VERSION}. */
+  readonly v: typeof PAYLOAD_VERSION;
   readonly tool: string;
   /** The admitted arguments (the body's `args`: validated, rewritten by policies). */
   readonly args: unknown;
@@ -17,8 +24,15 @@ export interface JobPayload {
   readonly index: number;
   /** The call's `ctx.idempotencyKey` in the agent: the worker's `ctx` has the same. */
   readonly key: string;
-  /** Epoch milliseconds after which the body is aborted (and not started); `null` for none. */
+  /** Which attempt of the call's body this is (the tool's `retry`): with `key`, what a run record is taken for. */
+  readonly attempt: number;
+  /** Epoch milliseconds after which the body is aborted; `null` for none. */
   readonly deadline: number | null;
+  /**
+   * Epoch milliseconds after which no worker starts the job: the deadline when there is one, else the
+   * dispatch time plus `jobExpiryMs`. Always present, so a job replayed later never runs.
+   */
+  readonly expiresAt: number;
   /** How long the job's streamed items are kept, like the job itself (for re-attaching). */
   readonly keepMs: number;
   /** base64url HMAC-SHA256 of the rest, the job id, the prefix and the queue. */
@@ -40,8 +54,8 @@ interface Place {
  * the same text without sorting keys (a canonical form cost a tenth of a worker's time per job).
  */
 function mac(secret: Buffer, payload: UnsignedPayload, place: Place): Buffer {
-  const { v, tool, args, callId, turn, index, key, deadline, keepMs } = payload;
-  const text = JSON.stringify([v, tool, args, callId, turn, index, key, deadline, keepMs, place.jobId, place.prefix, place.queue]);
+  const { v, tool, args, callId, turn, index, key, attempt, deadline, expiresAt, keepMs } = payload;
+  const text = JSON.stringify(['toolstream.job', v, tool, args, callId, turn, index, key, attempt, deadline, expiresAt, keepMs, place.jobId, place.prefix, place.queue]);
   return createHmac('sha256', secret).update(text).digest();
 }
 
@@ -49,17 +63,37 @@ export function signPayload(secret: Buffer, payload: UnsignedPayload, place: Pla
   return { ...payload, sig: mac(secret, payload, place).toString('base64url') };
 }
 
-/** Why a job's data is not a payload this fleet signed; `undefined` when it is one. */
-export function refusal(secret: Buffer, data: unknown, place: Place): string | undefined {
+/**
+ * Why a job's data is not a payload of this format at all; `undefined` when it has the shape of one
+ * (signed or not). A refusal for such data cannot name a call, so it is sent unsigned: only agents of
+ * another version (or no agent) see it.
+ */
+export function shapeRefusal(data: unknown): string | undefined {
   if (typeof data !== 'object' || data === null) return 'its data is not a toolstream job';
-  const payload = data as Partial<JobPayload>;
-  if (payload.v !== 1 || typeof payload.tool !== 'string' || typeof payload.callId !== 'string' || typeof payload.index !== 'number' || typeof payload.key !== 'string') {
-    return 'its data is not a toolstream job (no tool, call id, index or idempotency key)';
+  const payload = data as Partial<Record<keyof JobPayload, unknown>>;
+  if (typeof payload.v === 'number' && payload.v !== PAYLOAD_VERSION) {
+    return `its payload is format version ${payload.v}, and this worker verifies version ${PAYLOAD_VERSION} only (agents and workers of different toolstream versions, during an upgrade?)`;
   }
+  if (
+    payload.v !== PAYLOAD_VERSION ||
+    typeof payload.tool !== 'string' ||
+    typeof payload.callId !== 'string' ||
+    typeof payload.index !== 'number' ||
+    typeof payload.key !== 'string' ||
+    typeof payload.attempt !== 'number' ||
+    typeof payload.expiresAt !== 'number'
+  ) {
+    return 'its data is not a toolstream job (no tool, call id, index, idempotency key, attempt or expiry)';
+  }
+  return undefined;
+}
+
+/** Why a payload of the right shape was not signed by this fleet for this place; `undefined` when it was. */
+export function signatureRefusal(secret: Buffer, payload: JobPayload, place: Place): string | undefined {
   if (typeof payload.sig !== 'string') return 'it is not signed';
   let expected: Buffer;
   try {
-    expected = mac(secret, payload as UnsignedPayload, place);
+    expected = mac(secret, payload, place);
   } catch {
     return 'its arguments have no JSON form';
   }
@@ -68,6 +102,11 @@ export function refusal(secret: Buffer, data: unknown, place: Place): string | u
     return 'its signature does not match (another secret, or data, id or queue changed after signing)';
   }
   return undefined;
+}
+
+/** Why a job's data is not a payload this fleet signed; `undefined` when it is one. */
+export function refusal(secret: Buffer, data: unknown, place: Place): string | undefined {
+  return shapeRefusal(data) ?? signatureRefusal(secret, data as JobPayload, place);
 }
 
 /**

@@ -1,10 +1,9 @@
 import type { ProgressRelay } from './remoteProgress.js';
-import type { JobReturn } from './toolWorker.js';
 
 /** How a job ended, as the agent learns it (from an event or from job state). */
 export type JobOutcome =
-  /** `result`: what the worker returned, read once from BullMQ's return value (undefined: not a toolstream result). */
-  | { readonly kind: 'completed'; readonly result: JobReturn | undefined }
+  /** `result`: BullMQ's return value, parsed once; nothing is used before it is verified (`OutcomeSigner`). */
+  | { readonly kind: 'completed'; readonly result: unknown }
   | { readonly kind: 'failed'; readonly reason: string }
   /** The job is not in Redis (removed before it ran, expired, lost) or the agent closed. */
   | { readonly kind: 'gone'; readonly why: string };
@@ -56,14 +55,13 @@ export class JobWatch {
 
 /** A completed job's outcome: BullMQ's return value (JSON text, or already parsed) read once, here. */
 export function completed(returnvalue: unknown): JobOutcome {
-  let value = returnvalue;
-  if (typeof value === 'string') {
+  let result = returnvalue;
+  if (typeof result === 'string') {
     try {
-      value = JSON.parse(value);
+      result = JSON.parse(result);
     } catch {
-      value = undefined;
+      result = undefined;
     }
   }
-  const result = typeof value === 'object' && value !== null && 'k' in value ? (value as JobReturn) : undefined;
   return { kind: 'completed', result };
 }

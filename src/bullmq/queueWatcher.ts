@@ -55,7 +55,7 @@ export class QueueWatcher {
     name: string,
     connection: ConnectionOptions,
     prefix: string,
-    /** For cancel markers and the cancel channel. */
+    /** For cancel markers, the cancel channel and job lookups. */
     private readonly commands: Redis,
     private readonly reconcileMs: number,
   ) {
@@ -85,6 +85,11 @@ export class QueueWatcher {
     }
     this.#timer ??= setInterval(() => void this.reconcile(), this.reconcileMs);
     return watch;
+  }
+
+  /** Whether the job is in Redis, in any state (BullMQ's job hash: an O(1) `EXISTS`). */
+  async exists(id: string): Promise<boolean> {
+    return (await this.commands.exists(this.queue.toKey(id))) === 1;
   }
 
   /** The job's stream grew (a worker said so). */

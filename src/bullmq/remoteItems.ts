@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { JobWatch } from './jobWatch.js';
+import type { OutcomeSigner } from './outcomeSigner.js';
+import { unverified } from './remoteOutcome.js';
 
 /** How many items one read takes. */
 const PAGE = 500;
@@ -11,9 +13,14 @@ const PAGE = 500;
  * nothing is lost). When `signal` aborts it waits for the job to end before it returns: the call's pool
  * slot is held until the job settled (or the pipeline's grace passed).
  *
- * @returns the job's outcome once every item is read; `read` throws nothing but Redis errors.
+ * Each entry must be signed for the job as the next in sequence (`seq` counts from 0): the first that
+ * is not — forged, out of order, duplicated, a second run's — throws `result_unverified`, so the
+ * verified items before it are the call's partial output. `read.count` is how many were yielded, for
+ * the caller to hold against the job's signed item count.
+ *
+ * @returns once the job ended and every item is read; throws `result_unverified` and Redis errors.
  */
-export async function* readItems(commands: Redis, key: string, watch: JobWatch, signal: AbortSignal): AsyncGenerator<unknown, void, undefined> {
+export async function* readItems(commands: Redis, key: string, watch: JobWatch, signer: OutcomeSigner, signal: AbortSignal, read: { count: number }): AsyncGenerator<unknown, void, undefined> {
   let last: string | undefined;
   for (;;) {
     const ended = watch.outcome !== undefined;
@@ -21,7 +28,12 @@ export async function* readItems(commands: Redis, key: string, watch: JobWatch, 
     const entries = await commands.xrange(key, last === undefined ? '-' : `(${last}`, '+', 'COUNT', PAGE);
     for (const [id, fields] of entries) {
       last = id;
-      yield JSON.parse(fields[1]!) as unknown;
+      const [, text, , mac] = fields;
+      if (text === undefined || !signer.verifiesEntry('item', read.count, text, mac)) {
+        throw unverified(watch.id, `its streamed item ${read.count} is not signed for it as the next in sequence`);
+      }
+      read.count++;
+      yield JSON.parse(text) as unknown;
     }
     if (entries.length === PAGE) continue;
     if (ended) return;

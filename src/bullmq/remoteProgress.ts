@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { JsonValue } from '../observe/events.js';
+import type { OutcomeSigner } from './outcomeSigner.js';
 
 /** The most progress reports one job sends; later ones are dropped (the agent's budget bounds them again). */
 export const MAX_PROGRESS_REPORTS = 1000;
@@ -14,8 +15,9 @@ export function progressNoticeOf(message: string): string | undefined {
 
 /**
  * A worker body's `ctx.progress`, sent to the agent: each report is an entry of the job's progress
- * stream (kept as long as the job) and a notice, written in order on one connection. `flushed()`
- * resolves once every report is in Redis — before the job completes, so the agent's last read finds them.
+ * stream (kept as long as the job), signed with its sequence number, and a notice, written in order on
+ * one connection. `flushed()` resolves once every report is in Redis — before the job completes, so the
+ * agent's last read finds them.
  */
 export class ProgressSender {
   readonly #writes: Promise<unknown>[] = [];
@@ -25,7 +27,7 @@ export class ProgressSender {
     private readonly commands: Redis,
     private readonly key: string,
     private readonly channel: string,
-    private readonly jobId: string,
+    private readonly signer: OutcomeSigner,
     private readonly keepMs: number,
   ) {}
 
@@ -38,9 +40,9 @@ export class ProgressSender {
       return; // no JSON form (a cycle, a BigInt): nothing to send, as the agent's own budget would note
     }
     if (text === undefined) return;
-    this.#sent++;
+    const mac = this.signer.entry('progress', this.#sent++, text);
     this.#writes.push(
-      this.commands.multi().xadd(this.key, '*', 'v', text).pexpire(this.key, this.keepMs).publish(this.channel, progressNotice(this.jobId)).exec().catch(() => undefined),
+      this.commands.multi().xadd(this.key, '*', 'v', text, 'm', mac).pexpire(this.key, this.keepMs).publish(this.channel, progressNotice(this.signer.jobId)).exec().catch(() => undefined),
     );
   };
 
@@ -57,15 +59,20 @@ export class ProgressSender {
 /**
  * The agent's side: reads the job's progress stream after the last entry it saw (so a report is passed
  * on once however often it is woken) and hands each to the call's own `ctx.progress`, in order. Woken by
- * notices; `drain()` reads once more, for whatever the notices missed, before the call's result.
+ * notices; `drain()` reads once more, for whatever the notices missed, before the call's result. A
+ * report is passed on only when it is signed for the job as the next in sequence: one that does not
+ * verify (written by something without the secret, replayed, or duplicated) is dropped.
  */
 export class ProgressRelay {
   #last = '-';
+  /** How many reports were passed on: the sequence number the next one must carry. */
+  #accepted = 0;
   #reading: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly commands: Redis,
     private readonly key: string,
+    private readonly signer: OutcomeSigner,
     private readonly report: (value: JsonValue) => void,
   ) {}
 
@@ -85,7 +92,10 @@ export class ProgressRelay {
       const entries = await this.commands.xrange(this.key, this.#last === '-' ? '-' : `(${this.#last}`, '+', 'COUNT', 500);
       for (const [id, fields] of entries) {
         this.#last = id;
-        this.report(JSON.parse(fields[1]!) as JsonValue);
+        const [, text, , mac] = fields;
+        if (text === undefined || !this.signer.verifiesEntry('progress', this.#accepted, text, mac)) continue;
+        this.#accepted++;
+        this.report(JSON.parse(text) as JsonValue);
       }
       if (entries.length < 500) return;
     }

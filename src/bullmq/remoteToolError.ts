@@ -5,25 +5,31 @@ import { brand } from '../internal/brand.js';
  * - `'tool_failed'`: the body threw, rejected or its stream errored on the worker (`message` is its text);
  * - `'invalid_args'`: the worker's schema rejected the arguments (`message` lists the issues);
  * - `'unknown_tool'`: no worker tool of that name on the queue;
- * - `'refused'`: the worker refused the job (not signed with its secret, or changed after signing);
- * - `'timeout'`: the job's deadline passed on the worker;
+ * - `'refused'`: the worker refused the job (not signed with its secret, changed after signing, or a
+ *   payload version it does not verify: agents and workers of different versions during an upgrade);
+ * - `'timeout'`: the job's deadline passed on the worker, or it expired before a worker started it;
  * - `'cancelled'`: the job was cancelled before or while its body ran;
- * - `'job_failed'`: BullMQ failed the job itself (e.g. an idempotent job that stalled twice);
- * - `'job_lost'`: the job is gone from Redis (removed, expired, or Redis lost its data).
- * A worker that died mid-body of a non-idempotent job gives no `RemoteToolError`: the call's result is
- * `outcome_unknown`.
+ * - `'job_failed'`: BullMQ failed the job itself (an idempotent job that stalled twice);
+ * - `'job_lost'`: the job is gone from Redis (removed, expired, or Redis lost its data);
+ * - `'result_unverified'`: what the job returned (its value, failure, streamed items or their count) is
+ *   not signed with the agent's secret for this call, so none of it was used — workers running with
+ *   another secret or an older toolstream, or a result written into Redis by something else (a job moved
+ *   to completed by hand, another job's result copied over). The message never carries the unverified text.
+ * A worker that died mid-body of a non-idempotent job, or a job whose call's body already ran, gives no
+ * `RemoteToolError`: the call's result is `outcome_unknown`.
  */
-export type RemoteToolErrorCode = 'tool_failed' | 'invalid_args' | 'unknown_tool' | 'refused' | 'timeout' | 'cancelled' | 'job_failed' | 'job_lost';
+export type RemoteToolErrorCode = 'tool_failed' | 'invalid_args' | 'unknown_tool' | 'refused' | 'timeout' | 'cancelled' | 'job_failed' | 'job_lost' | 'result_unverified';
 
 /**
  * A remote tool's job failed: what its body throws in the agent, so the call's result is a `tool_error`
- * whose message is the worker's text and whose `cause` is this error, discriminated on `code`.
+ * whose message is the worker's signed text (toolstream's own for `job_failed`, `job_lost` and
+ * `result_unverified`) and whose `cause` is this error, discriminated on `code`.
  *
  * @example
  * ```ts
  * const [result] = await pipeline.run(calls);
  * if (result.status === 'error' && result.error.code === 'tool_error' && result.error.cause instanceof RemoteToolError) {
- *   if (result.error.cause.code === 'refused') alert('the workers have another secret');
+ *   if (result.error.cause.code === 'result_unverified') alert('the workers may have another secret');
  * }
  * ```
  */
@@ -44,17 +50,11 @@ export class RemoteToolError extends Error {
 }
 
 /** The codes a worker writes into a failed job's reason, `[code] text`, for the agent to read back. */
-export type WorkerFailureCode = Exclude<RemoteToolErrorCode, 'job_failed' | 'job_lost'> | 'outcome_unknown';
+export type WorkerFailureCode = Exclude<RemoteToolErrorCode, 'job_failed' | 'job_lost' | 'result_unverified'> | 'outcome_unknown';
 
-const CODES: ReadonlySet<string> = new Set<WorkerFailureCode>(['tool_failed', 'invalid_args', 'unknown_tool', 'refused', 'timeout', 'cancelled', 'outcome_unknown']);
+export const WORKER_FAILURE_CODES: ReadonlySet<string> = new Set<WorkerFailureCode>(['tool_failed', 'invalid_args', 'unknown_tool', 'refused', 'timeout', 'cancelled', 'outcome_unknown']);
 
+/** An unsigned failure reason: for data that names no call to sign for (another payload version, not a job). */
 export function failureReason(code: WorkerFailureCode, text: string): string {
   return `[${code}] ${text}`;
-}
-
-/** A failed job's reason, read back: ours (`[code] text`), or BullMQ's own (`job_failed`). */
-export function readFailure(reason: string): { readonly code: WorkerFailureCode | 'job_failed'; readonly text: string } {
-  const match = /^\[([a-z_]+)\] ([\s\S]*)$/.exec(reason);
-  if (match !== null && CODES.has(match[1]!)) return { code: match[1] as WorkerFailureCode, text: match[2]! };
-  return { code: 'job_failed', text: reason };
 }

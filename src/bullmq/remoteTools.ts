@@ -2,18 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AnyTool, ToolContext } from '../defineTool.js';
+import { argsHash } from '../durable/canonical.js';
 import { OutcomeUnknown } from '../internal/outcomeUnknown.js';
 import { attemptOf, durableCallOf, markReattaching } from '../internal/reattach.js';
 import { streamHandoff } from '../internal/streamHandoff.js';
 import { isPositiveDuration } from '../internal/validate.js';
 import { implementTool, isToolContract, type ToolContract } from '../toolContract.js';
 import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
-import { durableJobId, signPayload } from './jobPayload.js';
-import type { JobOutcome, JobWatch } from './jobWatch.js';
+import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';
+import type { JobWatch } from './jobWatch.js';
+import { OutcomeSigner } from './outcomeSigner.js';
 import { QueueWatcher } from './queueWatcher.js';
 import { readItems } from './remoteItems.js';
+import { settledReturn, unverified } from './remoteOutcome.js';
 import { ProgressRelay, progressNoticeOf } from './remoteProgress.js';
-import { readFailure, RemoteToolError } from './remoteToolError.js';
+import { RemoteToolError } from './remoteToolError.js';
 
 /** Options of {@link remoteTools}. */
 export interface RemoteToolsOptions {
@@ -31,8 +34,23 @@ export interface RemoteToolsOptions {
    * round costs O(1) per outstanding job in one script per 500. @default 250
    */
   readonly reconcileMs?: number;
-  /** How long finished jobs (and their streamed items) stay in Redis, so a resumed durable turn re-attaches to them. @default 86_400_000 (24 h) */
+  /**
+   * How long finished jobs (with their streamed items and progress) stay in Redis. A durable turn resumed
+   * within it re-attaches to the jobs it started and takes their results; resumed later, a started call
+   * whose job is gone is `outcome_unknown` unless its contract is idempotent (then it runs again). What
+   * it costs is Redis memory: every finished job's arguments, result and items, for this long.
+   * @default 3_600_000 (1 h)
+   */
   readonly keepJobsMs?: number;
+  /**
+   * The signed expiry of a job whose contract has no `timeoutMs` (one with a timeout expires at its
+   * deadline): a job not started by then is refused by every worker (`timeout`), so a copy of it
+   * replayed later (re-added, retried by hand) can never run. Choose it above the longest a job may
+   * wait in the queue (a fleet limit, a backlog, workers down). It also bounds how long a worker's run
+   * record of a non-idempotent call lives in Redis (this, plus a margin for clock skew).
+   * @default 3_600_000 (1 h)
+   */
+  readonly jobExpiryMs?: number;
 }
 
 /** The tools {@link remoteTools} made, and the connections behind them. */
@@ -44,29 +62,37 @@ export interface RemoteTools {
 }
 
 const DEFAULT_RECONCILE_MS = 250;
-const DEFAULT_KEEP_JOBS_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_KEEP_JOBS_MS = 60 * 60 * 1000;
+const DEFAULT_JOB_EXPIRY_MS = 60 * 60 * 1000;
 
 /**
  * Pipeline tools whose bodies run as BullMQ jobs on a worker fleet (`createToolWorker`). They are
  * ordinary tools: intake, policies, the guard and approvals, the pool (slots, barriers, per-turn
  * cancellation), post-execute, budgets and reorder all run in the agent, unchanged. Only the body moves.
  *
- * 1. The body signs a job (tool, admitted arguments, call id, turn, index, a deadline from the
- *    contract's `timeoutMs`) with `secret`, adds it and waits for it to settle: it holds its pool slot
- *    from dispatch until then. The worker's value comes back raw; `render` and post policies run here.
- * 2. A worker-side failure is thrown as a {@link RemoteToolError} (the result is a `tool_error` with the
- *    worker's text). A non-idempotent job whose worker died mid-body is `outcome_unknown`; an idempotent
- *    one runs again on another worker.
- * 3. A body that streams on the worker streams here: items arrive in order while it runs
+ * 1. The body signs a job (tool, admitted arguments, call id, turn, index, attempt, a deadline from the
+ *    contract's `timeoutMs`, an expiry — the deadline, or `jobExpiryMs` from now) with `secret`, adds it
+ *    and waits for it to settle: it holds its pool slot from dispatch until then. The worker's value
+ *    comes back raw; `render` and post policies run here.
+ * 2. Nothing comes back unverified: the worker signs its value (or streamed item count), each streamed
+ *    item and progress report, and its failure's reason for this job and call with `secret`. A result
+ *    that does not verify — workers with another secret, a job moved to completed by hand, another
+ *    job's result copied over — is a {@link RemoteToolError} `result_unverified` whose text is
+ *    toolstream's own; a progress report that does not verify is dropped.
+ * 3. A worker-side failure is thrown as a {@link RemoteToolError} (the result is a `tool_error` with the
+ *    worker's text). A non-idempotent job whose worker died mid-body, or whose call's body already ran
+ *    (a replayed job), is `outcome_unknown`; an idempotent one runs again on another worker.
+ * 4. A body that streams on the worker streams here: items arrive in order while it runs
  *    (`streamed: true`), none lost or duplicated. Its `ctx.progress` reports are passed to this call's
  *    `ctx.progress` (so to the pipeline's events) in order as they come, and all of them before the result.
- * 4. Cancellation (cancel-rest, the run's signal, unsubscribe, timeouts) answers the call `cancelled`
+ * 5. Cancellation (cancel-rest, the run's signal, unsubscribe, timeouts) answers the call `cancelled`
  *    at once, as for any tool; then the job is removed if it still waits, or its worker aborts the
  *    body's signal. A body that ignores it keeps the slot at most the pipeline's `abortGraceMs`.
- * 5. In a durable turn the job's id is derived from the turn and the call's slot, so a resumed turn
+ * 6. In a durable turn the job's id is derived from the turn and the call's slot, so a resumed turn
  *    re-attaches to the job it started (finished jobs are kept `keepJobsMs`) instead of running it
- *    again; outside one it is random, so a replayed stream never picks up an old job's result.
- * 6. Results never depend on BullMQ's events alone: outstanding jobs are also read from job state every
+ *    again; a started non-idempotent call whose job is gone is `outcome_unknown`, never added again.
+ *    Outside a durable turn the id is random, so a replayed stream never picks up an old job's result.
+ * 7. Results never depend on BullMQ's events alone: outstanding jobs are also read from job state every
  *    `reconcileMs` and when a connection comes back.
  *
  * Connections open on the first call of each queue. A contract's arguments travel as JSON: keep schemas
@@ -91,12 +117,13 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
   const fail = failer('remoteTools');
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
   if (!Array.isArray(contracts)) fail('contracts', 'an array of contracts made by toolContract()', contracts);
-  const { queue, prefix = DEFAULT_PREFIX, reconcileMs = DEFAULT_RECONCILE_MS, keepJobsMs = DEFAULT_KEEP_JOBS_MS } = options;
+  const { queue, prefix = DEFAULT_PREFIX, reconcileMs = DEFAULT_RECONCILE_MS, keepJobsMs = DEFAULT_KEEP_JOBS_MS, jobExpiryMs = DEFAULT_JOB_EXPIRY_MS } = options;
   const connection = checkConnection('remoteTools', options.connection);
   const secret = checkSecret('remoteTools', options.secret);
   checkName('remoteTools', 'prefix', prefix);
   if (!isPositiveDuration(reconcileMs)) fail('reconcileMs', 'a positive number of milliseconds', reconcileMs);
   if (!isPositiveDuration(keepJobsMs) || keepJobsMs < 1000) fail('keepJobsMs', 'at least 1000 milliseconds', keepJobsMs);
+  if (!isPositiveDuration(jobExpiryMs) || jobExpiryMs < 1000) fail('jobExpiryMs', 'at least 1000 milliseconds', jobExpiryMs);
   if (typeof queue !== 'string' && typeof queue !== 'function') fail('queue', 'a queue name or a function (contract) => queue name', queue);
   const seen = new Set<string>();
   const queues = contracts.map((contract, i) => {
@@ -105,7 +132,7 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     seen.add(contract.name);
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
-  const fleet = new AgentFleet(connection, prefix, secret, reconcileMs, keepJobsMs);
+  const fleet = new AgentFleet(connection, prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs);
   const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
   return Object.freeze({ tools: Object.freeze(tools), close: () => fleet.close() });
 }
@@ -123,19 +150,39 @@ class AgentFleet {
     private readonly secret: Buffer,
     private readonly reconcileMs: number,
     private readonly keepJobsMs: number,
+    private readonly jobExpiryMs: number,
   ) {}
 
   async dispatch(contract: ToolContract, queue: string, args: unknown, ctx: ToolContext): Promise<unknown> {
     if (this.#closed !== undefined) throw new RemoteToolError('job_lost', 'remoteTools was closed; no job was added.', '');
     const watcher = this.#watcher(queue);
     const durable = durableCallOf(ctx);
-    const jobId = durable === undefined ? `ts-${randomUUID()}` : durableJobId(durable.turn, durable.index, attemptOf(ctx));
+    const attempt = attemptOf(ctx);
+    const jobId = durable === undefined ? `ts-${randomUUID()}` : durableJobId(durable.turn, durable.index, attempt);
+    // A resumed call re-attaches only to a job that exists: adding it again would run a body that may have run.
+    if (durable?.resumed === true && !contract.idempotent && !(await watcher.exists(jobId))) {
+      throw new OutcomeUnknown('it was started before the turn was resumed, but its job is no longer in Redis (removed after keepJobsMs, or never added), and it is not idempotent, so it was not run again; it may or may not have taken effect.');
+    }
+    const now = Date.now();
     const timeoutMs = contract.timeoutMs;
-    const deadline = timeoutMs === undefined || timeoutMs === Infinity ? null : Date.now() + timeoutMs;
-    const unsigned = { v: 1 as const, tool: contract.name, args, callId: ctx.callId, turn: ctx.turn ?? null, index: ctx.index, key: ctx.idempotencyKey, deadline, keepMs: this.keepJobsMs };
+    const deadline = timeoutMs === undefined || timeoutMs === Infinity ? null : now + timeoutMs;
+    const unsigned: UnsignedPayload = {
+      v: PAYLOAD_VERSION,
+      tool: contract.name,
+      args,
+      callId: ctx.callId,
+      turn: ctx.turn ?? null,
+      index: ctx.index,
+      key: ctx.idempotencyKey,
+      attempt,
+      deadline,
+      expiresAt: deadline ?? now + this.jobExpiryMs,
+      keepMs: this.keepJobsMs,
+    };
     const data = signPayload(this.secret, unsigned, { jobId, prefix: this.prefix, queue });
+    const signer = new OutcomeSigner(this.secret, { jobId, callId: ctx.callId, argsHash: argsHash(args) });
     const watch = watcher.watch(jobId);
-    const progress = (watch.progress = new ProgressRelay(this.#commands!, watcher.keys.progress(jobId), (value) => ctx.progress(value)));
+    const progress = (watch.progress = new ProgressRelay(this.#commands!, watcher.keys.progress(jobId), signer, (value) => ctx.progress(value)));
     const keep = { age: Math.ceil(this.keepJobsMs / 1000) };
     const added = watcher.queue.add(contract.name, data, { jobId, attempts: 1, removeOnComplete: keep, removeOnFail: keep });
     const { signal } = ctx;
@@ -150,19 +197,25 @@ class AgentFleet {
     }
     watch.added = true;
     if (durable?.resumed === true) void watcher.reconcile([watch]); // it may have finished while no one watched
-    await Promise.race([watch.settled, watch.nextChange()]);
-    if (watch.outcome === undefined || isStream(watch.outcome)) {
-      return streamHandoff(this.#streamed(watcher, watch, signal, progress));
+    for (;;) {
+      await Promise.race([watch.settled, watch.nextChange()]);
+      if (watch.outcome !== undefined) break;
+      // Woken by an items notice: a stream, once its items exist (a notice alone proves nothing: anyone may publish one).
+      if ((await this.#commands!.exists(watcher.keys.items(jobId)).catch(() => 0)) === 1) return streamHandoff(this.#streamed(watcher, watch, signer, signal, progress));
     }
-    if (mayHaveProgress(watch.outcome)) await progress.drain(); // every report the worker sent, before the result
-    return valueOf(watch.outcome, jobId);
+    const returned = await settledReturn(watch.outcome, signer, progress);
+    return returned.k === 's' ? streamHandoff(this.#streamed(watcher, watch, signer, signal, progress)) : returned.value;
   }
 
-  async *#streamed(watcher: QueueWatcher, watch: JobWatch, signal: AbortSignal, progress: ProgressRelay): AsyncGenerator<unknown, void, undefined> {
-    yield* readItems(this.#commands!, watcher.keys.items(watch.id), watch, signal);
-    const outcome = await watch.settled;
-    if (mayHaveProgress(outcome)) await progress.drain();
-    if (!isStream(outcome)) valueOf(outcome, watch.id); // throws the job's failure after its partial items
+  /** A streamed job's items as they come, each verified; then its signed item count is held against them. */
+  async *#streamed(watcher: QueueWatcher, watch: JobWatch, signer: OutcomeSigner, signal: AbortSignal, progress: ProgressRelay): AsyncGenerator<unknown, void, undefined> {
+    const read = { count: 0 };
+    yield* readItems(this.#commands!, watcher.keys.items(watch.id), watch, signer, signal, read);
+    if (signal.aborted) return; // the call is answered `cancelled` already; the items after the abort were not read
+    const returned = await settledReturn(await watch.settled, signer, progress); // throws the job's failure after its partial items
+    if (returned.k !== 's' || returned.n !== read.count) {
+      throw unverified(watch.id, `it signed ${returned.k === 's' ? `${returned.n} streamed items` : 'a value'}, but ${read.count} verified items were read`);
+    }
   }
 
   #watcher(queue: string): QueueWatcher {
@@ -206,35 +259,5 @@ class AgentFleet {
       await Promise.allSettled([this.#commands, this.#subscriber].flatMap((redis) => (redis === undefined ? [] : [closeRedis(redis)])));
     })();
     return this.#closed;
-  }
-}
-
-/**
- * Whether the job may have sent progress the relay has not read: a completed job says how many it sent
- * (none: no read, no round trip); a failed one does not, so its reports are read.
- */
-function mayHaveProgress(outcome: JobOutcome): boolean {
-  return outcome.kind !== 'completed' || (outcome.result?.p ?? 0) > 0;
-}
-
-function isStream(outcome: JobOutcome): boolean {
-  return outcome.kind === 'completed' && outcome.result?.k === 's';
-}
-
-/** The worker's value, or its failure thrown as the body's. */
-function valueOf(outcome: JobOutcome, jobId: string): unknown {
-  switch (outcome.kind) {
-    case 'completed': {
-      const envelope = outcome.result;
-      if (envelope === undefined) throw new RemoteToolError('job_failed', 'The job completed without a toolstream result (was it run by a toolstream worker?).', jobId);
-      return envelope.k === 'v' ? envelope.value : undefined;
-    }
-    case 'failed': {
-      const { code, text } = readFailure(outcome.reason);
-      if (code === 'outcome_unknown') throw new OutcomeUnknown(text);
-      throw new RemoteToolError(code, text, jobId);
-    }
-    case 'gone':
-      throw new RemoteToolError('job_lost', `The job is gone: ${outcome.why}.`, jobId);
   }
 }

@@ -9,46 +9,23 @@ import { describeError } from '../internal/describe.js';
 import { attachProgramJournal, isDurableProgram } from '../internal/durableProgram.js';
 import { attachDurableCall } from '../internal/reattach.js';
 import type { PipelineSettings } from '../options.js';
+import { approvalPending } from '../stages/guard.js';
 import { reorderByIndex } from '../stages/reorder.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ToolResult } from '../toolResult.js';
-import type { ApprovalTokens, TokenClaims } from './approvalTokens.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
 import { asData, journaledResult, replay } from './journaledResult.js';
 import { JournalWriter } from './journalWriter.js';
 import { LeaseKeeper } from './leaseKeeper.js';
 import { ProgramJournal } from './programJournal.js';
+import type { DurableSettings, ResumePlan } from './settings.js';
 import { journaledBound, resumeApprover, runsAgain } from './resumeBounds.js';
-import { foldTurn, openApprovals, type JournaledCall } from './turnState.js';
+import { foldTurn, openApprovals, openProgramApprovals, type JournaledCall } from './turnState.js';
 import type { JournalEntry, JournalStore, PendingApproval } from './types.js';
 
-/** A pipeline's durability settings, resolved from its options. */
-export interface DurableSettings {
-  readonly store: JournalStore;
-  readonly tokens: ApprovalTokens;
-  readonly approvalTtlMs: number;
-  readonly leaseMs: number;
-}
-
-/** An answer given to a resume, its token checked: what it answers, and how. */
-export interface GivenAnswer {
-  readonly answer: 'allowed-once' | 'rejected';
-  readonly claims: TokenClaims;
-  readonly token: string;
-}
-
-/**
- * What a resume brings: the turn's journal, folded, and the answers given, by call index — those for
- * sub-calls of a program by its call's index (its program matches them to its sub-calls).
- */
-export interface ResumePlan {
-  readonly journaled: ReadonlyMap<number, JournaledCall>;
-  readonly answers: ReadonlyMap<number, GivenAnswer>;
-  readonly programAnswers: ReadonlyMap<number, readonly GivenAnswer[]>;
-  /** How many entries the journal held when it was read: more once the lease is taken means stale. */
-  readonly entries: number;
-}
+/** Re-exported for the modules that name them with the batch. */
+export type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';
 
 /**
  * Where a batch of a program's sub-calls is journaled (see `ProgramJournal`): under the program's own
@@ -104,6 +81,8 @@ export class DurableBatch {
   #completed = false;
   /** A call ended suspended: the turn's `ended` entry says until when its approvals can be answered. */
   #suspended = false;
+  /** The run's signal. */
+  #signal: AbortSignal | undefined;
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -170,6 +149,7 @@ export class DurableBatch {
    * when the subscription ends — `closed` then resolves.
    */
   operator(signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
+    this.#signal = signal;
     return (calls) =>
       defer(() => {
         const opened = this.open();
@@ -259,11 +239,10 @@ export class DurableBatch {
         // The last check before the body: `started` is durable before it is invoked.
         record.addStartCheck({
           policy: '(journal)',
-          check: async () => {
+          check: () => {
             writer.write({ kind: 'started', index: record.index, at: at() });
-            await this.#durable();
-            await this.#lease.ensureHeld(); // a process that stalled past its lease starts nothing
-            return undefined;
+            // A process that stalled past its lease starts nothing: the lease is known live, or renewed first.
+            return this.#writer.durable().then(this.#startsNow, this.#journalFailed);
           },
         });
       }),
@@ -283,14 +262,17 @@ export class DurableBatch {
   }
 
   /** Everything written is durable; a store failure becomes a `journal_failed` error (a lost lease stays `lease_lost`). */
-  async #durable(): Promise<void> {
-    try {
-      await this.#writer.durable();
-    } catch (error) {
-      if (error instanceof DurableTurnError) throw error;
-      throw new DurableTurnError('journal_failed', `The journal of turn ${JSON.stringify(this.turn)} could not be written: ${describeError(error)}`, { cause: error });
-    }
+  #durable(): Promise<void> {
+    return this.#writer.durable().catch(this.#journalFailed);
   }
+
+  /** Once a call's `started` is durable: nothing if the lease is known live (no promise), else the renewal to wait for. */
+  readonly #startsNow = (): PromiseLike<undefined> | undefined => this.#lease.ensureHeld() as PromiseLike<undefined> | undefined;
+
+  readonly #journalFailed = (error: unknown): never => {
+    if (error instanceof DurableTurnError) throw error;
+    throw new DurableTurnError('journal_failed', `The journal of turn ${JSON.stringify(this.turn)} could not be written: ${describeError(error)}`, { cause: error });
+  };
 
   /**
    * The approver suspended `record`: its pending approval, with a signed token — the one issued before
@@ -353,11 +335,22 @@ export class DurableBatch {
    */
   #restore(record: CallRecord, call: JournaledCall): void {
     if (call.finished !== undefined) return replay(record, call.finished);
+    // Aborted before it could ask again: a call that waits for a human stays suspended as journaled —
+    // an abort ends this run, not the question (else its cancellation would be journaled for good).
+    const waiting = this.#signal?.aborted === true ? this.#waitingFor(record.index, call) : undefined;
+    if (waiting !== undefined) return record.fail('suspended', approvalPending(record.name, waiting.reasons, waiting));
     if (call.started && record.tool?.idempotent !== true && !runsAgain(record.tool)) {
       record.fail('error', {
         code: 'outcome_unknown',
         message: `Tool "${record.name}" was started by a process that stopped before it finished; it may or may not have taken effect, and it is not run again (it is not idempotent).`,
       });
     }
+  }
+
+  /** The approval a resumed call still waits for — its own, or its program's first — when this resume answers none of them. */
+  #waitingFor(index: number, call: JournaledCall): PendingApproval | undefined {
+    const { plan } = this;
+    if (plan === undefined || plan.answers.has(index) || plan.programAnswers.has(index)) return undefined;
+    return call.answered === undefined && call.pending !== undefined ? call.pending : openProgramApprovals(call)[0];
   }
 }

@@ -62,12 +62,14 @@ export class LeaseKeeper {
     return this.#lose(undefined);
   }
 
-  /** Resolves once the lease is known to be live now; throws the `lease_lost` error otherwise. */
-  async ensureHeld(): Promise<void> {
+  /**
+   * Nothing when the lease is known to be live now (the common case, without a promise); else a promise
+   * that resolves once a renewal made it so. Throws (or rejects with) the `lease_lost` error otherwise.
+   */
+  ensureHeld(): Promise<void> | undefined {
     this.fence();
-    if (Date.now() < this.#liveUntil - this.#round) return;
-    await this.#renew();
-    this.fence(); // throws once the renewal found the lease lost
+    if (Date.now() < this.#liveUntil - this.#round) return undefined;
+    return this.#renew().then(() => void this.fence()); // throws once the renewal found the lease lost
   }
 
   /** Calls `listener` once the lease is lost (at once if it is). */

@@ -4,7 +4,7 @@ import { isReattaching } from '../internal/reattach.js';
 import { stricter } from '../policy/monotonicGuard.js';
 import type { Approver, PrePolicy } from '../policy/types.js';
 import { argsHash } from './canonical.js';
-import type { GivenAnswer, ResumePlan } from './durableBatch.js';
+import type { GivenAnswer, ResumePlan } from './settings.js';
 import { foldTurn } from './turnState.js';
 import type { JournalStore } from './types.js';
 

@@ -1,6 +1,6 @@
 import { IncompleteArguments } from '../incompleteArguments.js';
 import type { ToolCall } from '../toolCall.js';
-import type { DurableSettings, GivenAnswer, ResumePlan } from './durableBatch.js';
+import type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';
 import { DurableTurnError } from './errors.js';
 import { foldTurn, openProgramApprovals, type JournaledCall } from './turnState.js';
 import type { ApprovalResponse, PendingApproval } from './types.js';
@@ -19,7 +19,17 @@ export async function planResume(
   const entries = await durable.store.read(turn);
   const journaled = foldTurn(entries);
   if (journaled.size === 0) throw new DurableTurnError('turn_unknown', `The journal holds no turn ${JSON.stringify(turn)}.`);
-  const byId = new Map([...journaled.values()].map((call) => [call.id, call]));
+  const ordered = [...journaled.values()].sort((a, b) => a.index - b.index);
+  // A token answers the call whose journaled approval it is, found by token (so by index), not by id:
+  // the model may have sent an id twice, and the duplicate (answered `duplicate_id`) must not shadow
+  // the call that waits. By id, the first call received with it (the one intake admitted) names the
+  // call of a token no call waits for any more, and a sub-call's program.
+  const pendingOf = new Map<string, JournaledCall>();
+  const byId = new Map<string, JournaledCall>();
+  for (const call of ordered) {
+    if (call.pending !== undefined) pendingOf.set(call.pending.token, call);
+    if (!byId.has(call.id)) byId.set(call.id, call);
+  }
   // The approvals programs wait for, by token: a sub-call's token answers its program's call.
   const programOf = new Map<string, JournaledCall>();
   for (const call of journaled.values()) for (const { token } of openProgramApprovals(call)) programOf.set(token, call);
@@ -36,7 +46,7 @@ export async function planResume(
     if (claims === 'forged') throw new DurableTurnError('token_forged', `${where}: the token's signature does not hold: it was altered, or signed with another secret.`);
     if (claims.turn !== turn) throw new DurableTurnError('token_wrong_turn', `${where}: the token answers turn ${JSON.stringify(claims.turn)}, not ${JSON.stringify(turn)}.`);
     const program = programOf.get(given.token);
-    const call = program ?? byId.get(claims.callId) ?? subCallOf(claims.callId, byId);
+    const call = program ?? pendingOf.get(given.token) ?? byId.get(claims.callId) ?? subCallOf(claims.callId, byId);
     if (call === undefined) throw new DurableTurnError('token_unknown_call', `${where}: turn ${JSON.stringify(turn)} has no call ${JSON.stringify(claims.callId)}.`);
     if (claims.expiresAt <= Date.now()) throw new DurableTurnError('token_expired', `${where}: the approval of call ${JSON.stringify(claims.callId)} expired at ${new Date(claims.expiresAt).toISOString()}; ask again.`);
     const open = program !== undefined || (call.id === claims.callId && isOpen(call) && call.pending?.token === given.token);
@@ -48,7 +58,6 @@ export async function planResume(
     if (program === undefined) checked.set(call.index, answer);
     else programAnswers.set(call.index, [...(programAnswers.get(call.index) ?? []), answer]);
   }
-  const ordered = [...journaled.values()].sort((a, b) => a.index - b.index);
   const calls = ordered.map((call): ToolCall => ({
     id: call.id,
     name: call.name,

@@ -49,13 +49,26 @@ export function pullCalls<T>(iterable: AsyncIterable<T>, limit: number): { reado
 }
 
 /**
+ * Whether a sync iterable is a collection (an array, a Set: finite, given at once), not an iterator
+ * (a generator: lazy, and it may be endless). An aborted run still answers every call of a collection,
+ * so it reads one to its end; an iterator, like a stream, is read no further.
+ */
+export function isCollection(iterable: Iterable<unknown>): boolean {
+  return typeof (iterable as Partial<Iterator<unknown>>).next !== 'function';
+}
+
+/**
  * The same backpressure over a synchronous iterable (an array, a generator): the next item is taken
  * only while fewer than `limit` taken items are unanswered, synchronously, as answers come in. `from()`
  * would push every item at once, so a 100k-call array would sit in the pool's queue as 100k live
  * records (their args snapshots too) instead of about `limit`: the memory a batch holds stays bounded.
  * (Its time is about the same either way once the code is warm: bench/overhead.)
- * Nothing more is taken once `signal` aborted. The iterator is returned (a generator's `finally` runs)
- * when the subscription ends before it is done; an iterator that throws errors the Observable.
+ * Once `signal` aborted an iterator (a generator) is taken no further, while a collection is read to
+ * its end (see `isCollection`): the pool answers each call arriving after the abort at once, so the
+ * rest of an array is taken in at once, `cancelled` — and an endless generator would be taken in for
+ * ever, inside the abort: the caller's own stop (`stopWhenAborted`) would come too late.
+ * The iterator is returned (a generator's `finally` runs) when the subscription ends before it is done;
+ * an iterator that throws errors the Observable.
  *
  * Not for a source whose calls may wait for its end (`start: 'after-response'`): those hold their
  * answers until the source completes, which pulling would hold back behind them.
@@ -67,6 +80,7 @@ export function pullIterableCalls<T>(iterable: Iterable<T>, limit: number, signa
     unanswered--;
     pull?.();
   };
+  const stopAt = isCollection(iterable) ? undefined : signal;
   const calls = new Observable<T>((subscriber) => {
     const iterator = iterable[Symbol.iterator]();
     let done = false;
@@ -76,9 +90,7 @@ export function pullIterableCalls<T>(iterable: Iterable<T>, limit: number, signa
       if (pulling) return;
       pulling = true;
       try {
-        // Once the run is aborted nothing more is taken in (the pool answers what it has at once, so
-        // this loop would otherwise take in the rest of the source, each call cancelled on arrival).
-        while (!done && unanswered < limit && !subscriber.closed && signal?.aborted !== true) {
+        while (!done && unanswered < limit && !subscriber.closed && stopAt?.aborted !== true) {
           let step: IteratorResult<T>;
           try {
             step = iterator.next();

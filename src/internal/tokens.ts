@@ -16,19 +16,38 @@ interface Bucket {
   scheduler: SchedulerLike | undefined;
 }
 
+/** When a spent token of `key` returns, on the clock of the scheduler it was spent on. */
+interface Expiry {
+  readonly key: string;
+  readonly bucket: Bucket;
+  readonly at: number;
+  readonly clock: SchedulerLike;
+}
+
 /**
  * A keyed token bucket for rate limits, with first-come handoff: `max` tokens per key; a call takes one
  * before its body starts (`tryAcquire`, or `wait` for one), spends it when the body starts (`spend`:
  * the token returns `perMs` later) or hands it back when the body never starts (`release`). A token is
  * therefore used by at most one body start in any `perMs`-long window, so no window holds more than
- * `max` starts. Synchronous; the only timer is one per key with waiters, on the scheduler passed in
- * (virtual time in tests), cancelled when nobody waits any more. Internal machinery behind
+ * `max` starts. Synchronous; on the scheduler passed in (virtual time in tests) the only timer is one
+ * per key with waiters, cancelled when nobody waits any more. Internal machinery behind
  * `RateLimiter` (see `src/schedule/rateLimiter.ts`).
+ *
+ * A key's bucket goes once it is as good as new (no token out, nobody waiting): keys taken from a
+ * model's arguments come and go, and each bucket costs about 600 bytes. The last spent token of a key
+ * returns `perMs` after its start, so each start queues an expiry (O(1)); expiries that passed are
+ * swept on each take and start, and by one real timer, unref'd so it never holds the process, for a
+ * pipeline gone idle. Sweeping only drops what is as good as new, so when it runs changes nothing
+ * the limiter does: under virtual time the real timer finds the clock where it was and stops.
  */
 export class Tokens {
   private readonly buckets = new Map<string, Bucket>();
   /** The clock of the last scheduler seen, for `available` outside a pipeline. */
   private now: () => number = Date.now;
+  /** When spent tokens return, in the order they were spent: the buckets that may go then. */
+  private readonly expiries = new Fifo<Expiry>();
+  /** Armed while expiries are queued (see `armSweep`). */
+  private sweepTimer: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
     readonly max: number,
@@ -50,6 +69,7 @@ export class Tokens {
   /** Takes a token of `key` if one is free and nobody waits for one; true when taken. */
   tryAcquire(key: string, scheduler: SchedulerLike): boolean {
     this.now = () => scheduler.now();
+    this.sweep();
     const bucket = this.bucket(key);
     if (this.waiting(key) > 0 || this.free(bucket, scheduler.now()) === 0) {
       this.dropIfIdle(key, bucket);
@@ -80,8 +100,11 @@ export class Tokens {
   spend(key: string, scheduler: SchedulerLike): void {
     const bucket = this.buckets.get(key)!;
     bucket.reserved--;
-    bucket.returns.push(scheduler.now() + this.perMs);
+    const at = scheduler.now() + this.perMs;
+    bucket.returns.push(at);
+    this.expiries.push({ key, bucket, at, clock: scheduler });
     this.arm(key, bucket);
+    this.armSweep();
   }
 
   /** A call holding a token of `key` ends without starting its body: the token is free again at once. */
@@ -147,7 +170,33 @@ export class Tokens {
     this.dropIfIdle(key, bucket);
   }
 
-  private dropIfIdle(key: string, bucket: Bucket): void {
-    if (this.buckets.get(key) === bucket && bucket.reserved === 0 && bucket.waiters.length === 0 && this.free(bucket, this.now()) === this.max) this.buckets.delete(key);
+  private dropIfIdle(key: string, bucket: Bucket, now = this.now()): void {
+    if (this.buckets.get(key) === bucket && bucket.reserved === 0 && bucket.waiters.length === 0 && this.free(bucket, now) === this.max) this.buckets.delete(key);
+  }
+
+  /** Drops the buckets whose last spent token returned, if nothing else holds them: each expiry is seen once. */
+  private sweep(): void {
+    for (let next = this.expiries.peek(); next !== undefined && next.at <= next.clock.now(); next = this.expiries.peek()) {
+      this.expiries.shift();
+      this.dropIfIdle(next.key, next.bucket, next.clock.now());
+    }
+  }
+
+  /**
+   * A real timer (never the scheduler's: virtual time must see no action of it) that sweeps once the
+   * oldest queued token returned, unref'd; at most one per `min(perMs, 1 s)`, so a steady stream of
+   * starts does not wake it per start. It arms again while the clock moves; a clock that stood still
+   * meanwhile (virtual time) gets no further timer until the next start.
+   */
+  private armSweep(): void {
+    const next = this.expiries.peek();
+    if (this.sweepTimer !== undefined || next === undefined) return;
+    const armedAt = next.clock.now();
+    this.sweepTimer = setTimeout(() => {
+      this.sweepTimer = undefined;
+      this.sweep();
+      if (this.expiries.peek()?.clock.now() !== armedAt) this.armSweep();
+    }, Math.max(next.at - armedAt, Math.min(this.perMs, 1000)) + 1);
+    this.sweepTimer.unref?.();
   }
 }

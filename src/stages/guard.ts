@@ -4,6 +4,8 @@ import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
+import type { PendingApproval } from '../durable/types.js';
+import type { ToolError } from '../toolError.js';
 import { allowsEveryCall } from './preExecute.js';
 
 /**
@@ -76,9 +78,14 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
       const message = `Denied: calling "${record.name}" needs approval, and the approver suspended it; suspending needs a durable turn (createPipeline({ journal }), run(calls, { turn })), so the call fails closed.`;
       return record.fail('denied', { code: 'approval_unavailable', message, reasons });
     }
-    const why = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
-    record.fail('suspended', { code: 'approval_pending', message: `Suspended: calling "${record.name}" waits for a human's approval${why}.`, approval });
+    record.fail('suspended', approvalPending(record.name, reasons, approval));
   };
 
   return concurrentStage(enforce, isExclusiveCall, batch.signal);
+}
+
+/** The error of a call suspended on `approval`: it waits for a human's answer, given to `resume`. */
+export function approvalPending(name: string, reasons: readonly string[], approval: PendingApproval): Extract<ToolError, { code: 'approval_pending' }> {
+  const why = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
+  return { code: 'approval_pending', message: `Suspended: calling "${name}" waits for a human's approval${why}.`, approval };
 }

@@ -1,30 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { Queue, QueueEvents } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { remoteTools, RemoteToolError, type RemoteTools } from '../../src/bullmq/index.js';
 import { signPayload, type UnsignedPayload } from '../../src/bullmq/jobPayload.js';
 import { createPipeline } from '../../src/index.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
 import { fails, nowhere, sleep, strict } from './support/contracts.js';
-import { SECRET, useFleet, WITH_REDIS } from './support/fleet.js';
+import { SECRET, useFleet, useQueueView, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
 describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WITH_REDIS})`, () => {
   const name = `q-${randomUUID()}`;
   const suite = useFleet({ workers: 1, queues: [{ queue: name, concurrency: 4 }] });
+  const view = useQueueView(suite, name);
   let remote: RemoteTools;
-  let queue: Queue;
-  let events: QueueEvents;
-  beforeAll(async () => {
+  beforeAll(() => {
     remote = suite.remote([strict, nowhere, fails, sleep], { queue: name });
-    queue = new Queue(name, { connection: suite.connection, prefix: suite.fleet.prefix });
-    events = new QueueEvents(name, { connection: suite.connection, prefix: suite.fleet.prefix });
-    await events.waitUntilReady();
-  });
-  afterAll(async () => {
-    await queue?.close();
-    await events?.close();
   });
 
   it('arguments the worker\'s schema rejects, a tool no worker has, a body that throws: error results with the worker\'s text', async () => {
@@ -44,17 +35,10 @@ describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WIT
   });
 
   /** Adds a job straight with bullmq and waits for its failure. */
-  async function failureOf(jobId: string, data: unknown): Promise<string> {
-    const job = await queue.add('sleep', data, { jobId });
-    const reason = await job.waitUntilFinished(events).then(
-      () => 'completed',
-      (error: Error) => error.message,
-    );
-    return reason;
-  }
+  const failureOf = async (jobId: string, data: unknown) => view.outcomeOf(await view.queue.add('sleep', data, { jobId }));
 
   it('an unsigned job, a forged signature, a signed payload copied under another id or queue: refused, nothing runs', async () => {
-    const unsigned: UnsignedPayload = { v: 1, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, key: 'tsk-k', deadline: null, keepMs: 60_000 };
+    const unsigned: UnsignedPayload = { v: 2, tool: 'sleep', args: { ms: 1 }, callId: 'unsigned', turn: null, index: 0, key: `tsk-${randomUUID()}`, attempt: 1, deadline: null, expiresAt: Date.now() + 60_000, keepMs: 60_000 };
     expect(await failureOf(`u-${randomUUID()}`, unsigned)).toMatch(/^\[refused\] .*it is not signed/);
     const forged = signPayload(Buffer.from('another secret, also 32 bytes long!!'), { ...unsigned, callId: 'forged' }, { jobId: 'f-1', prefix: suite.fleet.prefix, queue: name });
     expect(await failureOf('f-1', forged)).toMatch(/^\[refused\] .*signature does not match/);
@@ -72,11 +56,12 @@ describe.skipIf(!redisAvailable())(`a worker refuses what it must not run (${WIT
     for (const callId of ['unsigned', 'forged', 'copied', 'moved', 'tampered']) expect(ran).not.toContain(callId);
   });
 
-  it('an agent with another secret gets refused results', async () => {
+  it('an agent with another secret: refused, nothing runs, and the refusal (signed with the workers\' secret) is result_unverified', async () => {
     const stranger = remoteTools([sleep], { connection: { url: suite.redis.url }, queue: name, prefix: suite.fleet.prefix, secret: 'not the secret the workers have, 32+ bytes' });
     try {
       const [result] = await createPipeline({ tools: stranger.tools }).run([{ id: 'stranger', name: 'sleep', args: { ms: 1 } }]);
-      expect(result).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'refused' } } });
+      expect(result).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'result_unverified' } } });
+      expect(result!.content).toMatch(/another secret/);
       expect(suite.fleet.events().some((event) => event.callId === 'stranger')).toBe(false);
     } finally {
       await stranger.close();

@@ -1,7 +1,7 @@
 import { axisTicks, round } from './axis.js';
 import type { PlacedCall, TimelineLayout } from './layout.js';
 import type { TimelineStatus, TimelineWaitKind } from './model.js';
-import { element, escapeXml } from './svgText.js';
+import { element, escapeXml, shorten } from './svgText.js';
 import { CHAR_WIDTH, FONT, HATCH, STATUS_COLORS, WAIT_STYLES } from './styles.js';
 
 const LEFT = 96; // room for the lane labels
@@ -157,13 +157,11 @@ function label(text: string, from: number, to: number, limit: number, top: numbe
   const inside = Math.floor((to - from - 8) / CHAR_WIDTH);
   const baseline = round(top + height / 2 + 4);
   if (inside >= Math.min(text.length, 6)) {
-    const shown = text.length <= inside ? text : `${text.slice(0, inside - 1)}…`;
-    return element('text', { x: round(from + 4), y: baseline, fill: '#ffffff', 'pointer-events': 'none' }, escapeXml(shown));
+    return element('text', { x: round(from + 4), y: baseline, fill: '#ffffff', 'pointer-events': 'none' }, escapeXml(shorten(text, inside)));
   }
   const outside = Math.floor((limit - to - 10) / CHAR_WIDTH);
   if (outside < 4) return '';
-  const shown = text.length <= outside ? text : `${text.slice(0, outside - 1)}…`;
-  return element('text', { x: round(to + 6), y: baseline, fill: '#212529' }, escapeXml(shown));
+  return element('text', { x: round(to + 6), y: baseline, fill: '#212529' }, escapeXml(shorten(text, outside)));
 }
 
 function axis(layout: TimelineLayout, g: Geometry, width: number): string {

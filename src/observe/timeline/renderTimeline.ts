@@ -58,6 +58,10 @@ export interface TimelineOptions {
  * Elements carry data attributes for tools and tests: `data-call-id`, `data-part` (`body`, `outcome`),
  * `data-status`, `data-start`/`data-end` (ms from the axis origin), `data-wait`, `data-commit-for`.
  *
+ * The picture always parses as XML, whatever the ids, names and title hold: a character XML 1.0 cannot
+ * hold is drawn as one it can (a C0 control as its picture, `\0` as `␀`; a lone surrogate as `�`), in
+ * the text and in the data attributes alike; every other character is drawn as given.
+ *
  * @throws {ConfigError} when an option is malformed.
  * @example
  * ```ts

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Queue, QueueEvents, type Job, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { remoteTools, type RemoteTools, type RemoteToolsOptions } from '../../../src/bullmq/index.js';
@@ -196,6 +197,40 @@ export function useFleet(setup: { readonly workers: number; readonly queues: Wor
       const remote = remoteTools(contracts, { connection: { url: get().redis.url }, prefix: get().fleet.prefix, secret: SECRET, ...options });
       made.push(remote);
       return remote;
+    },
+  };
+}
+
+/** A test's own view of one queue of a suite, as a script or an intruder with Redis access has it. */
+export interface QueueView {
+  /** A BullMQ Queue of the name, on the suite's Redis and prefix. */
+  readonly queue: Queue;
+  /** 'completed', or the job's failed reason, once it finished. */
+  outcomeOf(job: Job): Promise<string>;
+  /** The job (in one of `states`) whose payload names call `callId`. */
+  jobOfCall(callId: string, states?: readonly JobType[]): Promise<Job | undefined>;
+}
+
+/** A {@link QueueView} of queue `name` for a fleet test file (register after `useFleet`): ready before the tests, closed after. */
+export function useQueueView(suite: FleetSuite, name: string): QueueView {
+  let state: { queue: Queue; events: QueueEvents } | undefined;
+  const get = () => state ?? (() => { throw new Error('useQueueView: used before its beforeAll ran'); })();
+  beforeAll(async () => {
+    const options = { connection: suite.connection, prefix: suite.fleet.prefix };
+    state = { queue: new Queue(name, options), events: new QueueEvents(name, options) };
+    await state.events.waitUntilReady();
+  });
+  afterAll(async () => {
+    await state?.queue.close();
+    await state?.events.close();
+  });
+  return {
+    get queue() {
+      return get().queue;
+    },
+    outcomeOf: (job) => job.waitUntilFinished(get().events, 10_000).then(() => 'completed', (error: Error) => error.message),
+    async jobOfCall(callId, states = ['completed', 'failed']) {
+      return (await get().queue.getJobs([...states])).find((job) => (job.data as { callId?: unknown }).callId === callId);
     },
   };
 }

@@ -1,0 +1,54 @@
+import { OutcomeUnknown } from '../internal/outcomeUnknown.js';
+import type { JobOutcome } from './jobWatch.js';
+import type { JobReturn, OutcomeSigner } from './outcomeSigner.js';
+import type { ProgressRelay } from './remoteProgress.js';
+import { RemoteToolError } from './remoteToolError.js';
+
+/** BullMQ's own failed reason for a job that stalled more than `maxStalledCount` times (1 here). */
+const BULLMQ_STALLED = 'job stalled more than allowable limit';
+
+/**
+ * The `result_unverified` error of a job: `what` says which part did not verify; the text is
+ * toolstream's own, never the unverified data's.
+ */
+export function unverified(jobId: string, what: string): RemoteToolError {
+  return new RemoteToolError(
+    'result_unverified',
+    `The job's result was not used: ${what}. Likely the workers run with another secret (or an older toolstream), or something else wrote the job's result into Redis.`,
+    jobId,
+  );
+}
+
+/**
+ * How a settled job ended, as the agent may use it: its signed return — after every progress report it
+ * signed was passed on — or its failure thrown as the body's (a `RemoteToolError`, or `OutcomeUnknown`
+ * for the worker's `outcome_unknown`). A completed job's return value, or a failed one's reason, that is
+ * not signed for this call is `result_unverified` — except BullMQ's own failure of a job that stalled
+ * twice, `job_failed` with toolstream's text.
+ */
+export async function settledReturn(outcome: JobOutcome, signer: OutcomeSigner, progress: ProgressRelay): Promise<JobReturn> {
+  const { jobId } = signer;
+  switch (outcome.kind) {
+    case 'completed': {
+      if (!signer.verifies(outcome.result)) throw unverified(jobId, 'what it returned is not signed with this agent\'s secret for this call');
+      // A completed job says how many reports it sent (none: no read, no round trip).
+      if ((outcome.result.p ?? 0) > 0) await progress.drain();
+      return outcome.result;
+    }
+    case 'failed': {
+      await progress.drain(); // a failure does not say how many it sent
+      const failure = signer.readFailure(outcome.reason);
+      if (failure === undefined) {
+        if (outcome.reason === BULLMQ_STALLED) {
+          throw new RemoteToolError('job_failed', 'BullMQ failed the job: it stalled twice (its workers stopped, or blocked their event loop for lockMs or longer).', jobId);
+        }
+        throw unverified(jobId, 'its failure reason is not signed with this agent\'s secret for this call');
+      }
+      if (failure.code === 'outcome_unknown') throw new OutcomeUnknown(failure.text);
+      throw new RemoteToolError(failure.code, failure.text, jobId);
+    }
+    case 'gone':
+      await progress.drain();
+      throw new RemoteToolError('job_lost', `The job is gone: ${outcome.why}.`, jobId);
+  }
+}
