@@ -74,15 +74,15 @@ export class Adversary {
     this.#redis.on('error', () => undefined);
   }
 
-  /** Makes a move every `gapMs` while `window` is open (a move with no job to act on is tried again shortly). */
+  /** Makes a move every `gapMs` while `window` is open (a move with no job to act on is tried again for a few seconds). */
   async run(window: FaultWindow, gapMs: readonly [number, number]): Promise<void> {
     const moves = [() => this.forge(), () => this.copy(), () => this.replay('re-added'), () => this.replay('retried')];
     while (window.open()) {
       await sleep(this.random.int(...gapMs));
       const move = this.random.pick(moves);
-      for (let tries = 0; tries < 40 && window.open(); tries++) {
+      for (let tries = 0; tries < 100 && window.open(); tries++) {
         if (await move().catch(() => false)) break;
-        await sleep(50);
+        await sleep(25);
       }
     }
   }
