@@ -28,7 +28,7 @@ import type { Random } from './chaosRandom.js';
 
 export const APPROVAL_SECRET = 'the chaos suite signs approvals with this, 32+ bytes';
 export const FLEET_SECRET = 'the chaos suite signs its jobs with this, 32+ bytes long';
-/** Short, so a killed or stalled agent's turn is taken over soon after: every fault resolves in well under a second. */
+/** Short, so a killed or stalled agent's turn can be taken over half a second later. */
 export const LEASE_MS = 500;
 /** The workers' job lock: a killed or stalled worker's job is noticed within about a second. */
 export const LOCK_MS = 500;
@@ -108,21 +108,17 @@ function body(logDir: string, tool: string) {
   };
 }
 
-/** Every line the bodies of `logDir` wrote (one file per process; a line cut by a kill is skipped). */
+/**
+ * Every line the bodies of `logDir` wrote (one file per process). Each line is one `write(2)` of an
+ * O_APPEND file, which a SIGKILL does not cut: a line that does not parse throws, rather than a start
+ * going uncounted.
+ */
 export function readBodyLines(logDir: string): BodyLine[] {
-  const lines: BodyLine[] = [];
-  for (const file of readdirSync(logDir)) {
-    if (!file.endsWith('.jsonl')) continue;
-    for (const text of readFileSync(join(logDir, file), 'utf8').split('\n')) {
-      if (text === '') continue;
-      try {
-        lines.push(JSON.parse(text) as BodyLine);
-      } catch {
-        // a write cut short by SIGKILL: appendFileSync is one write(2), so this does not happen on Linux
-      }
-    }
-  }
-  return lines;
+  return readdirSync(logDir)
+    .filter((file) => file.endsWith('.jsonl'))
+    .flatMap((file) => readFileSync(join(logDir, file), 'utf8').split('\n'))
+    .filter((text) => text !== '')
+    .map((text) => JSON.parse(text) as BodyLine);
 }
 
 /** The tools of phase 1: local bodies in the agent process. */
