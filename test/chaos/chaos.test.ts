@@ -1,0 +1,187 @@
+/**
+ * The chaos suite (issue 23): durable turns and the fleet keep their promises while their processes are
+ * SIGKILLed and SIGSTOPped at seeded random points, and an adversary forges and replays jobs. Two phases
+ * run at once, each with turns driven to their end by the controller (this process, `turnDriver.ts`):
+ * 1. agent processes driving durable turns on one SQLite file, with local tools — agents killed and stalled;
+ * 2. agent processes on Redis whose tools are remote, with real worker processes — agents and workers
+ *    killed and stalled — and the adversary (`chaosAdversary.ts`) at work on the queue.
+ * Turns mix exclusive and parallel, idempotent and non-idempotent tools, and calls that wait for an
+ * approval the controller answers through `resume`. Leases (500 ms) and job locks (500 ms) are short,
+ * so each fault resolves in about a second. Faults are injected for `CHAOS_WINDOW_MS` (220 s) and until
+ * at least 50 kills and 10 stalls landed (never past 300 s); then the turns finish, every process is
+ * stopped, and `chaosChecks.ts` checks what the bodies' own logs, the results and the journals say (and
+ * SQLite that its file is intact).
+ *
+ * It prints one line: the seed (`CHAOS_SEED=<seed>` replays the same choices, as far as timing lets
+ * it), the duration, and the counts.
+ */
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { redisJournal } from '../../src/bullmq/index.js';
+import { sqliteJournal } from '../../src/durable/sqlite/index.js';
+import type { JournalEntry, JournalStore } from '../../src/index.js';
+import { buildChild } from '../durable/sqlite/processes.js';
+import { redisAvailable, requireRedis, startRedis } from '../support/redis.js';
+import { Adversary } from './chaosAdversary.js';
+import { checkAdversary, checkTurns, countsLine } from './chaosChecks.js';
+import { FaultWindow, injectFaults, type FaultTarget, type FaultTiming } from './chaosFaults.js';
+import { ProcessPool } from './chaosProcesses.js';
+import { chaosSeed, Random } from './chaosRandom.js';
+import { chaosPipeline, chaosTurn, localTools, readBodyLines } from './chaosTools.js';
+import { driveTurns, newTurn, type DriveContext, type TurnRecord } from './turnDriver.js';
+
+requireRedis();
+
+/** Faults go on past the window until these landed — but never past `MAX_WINDOW_MS`. */
+const MIN_KILLS = 50;
+const MIN_STALLS = 10;
+const MAX_WINDOW_MS = 300_000;
+/** How long faults are injected (at least): about 4 minutes in all on an idle machine. */
+const WINDOW_MS = Math.min(Number(process.env['CHAOS_WINDOW_MS'] ?? 220_000), MAX_WINDOW_MS);
+/** The test's own timeout: never over 8 minutes. Turns not ended 75 s before it are given up (their calls count as lost). */
+const TIMEOUT_MS = 480_000;
+const GIVE_UP_MS = TIMEOUT_MS - 75_000;
+/**
+ * Turns driven at once per phase, over three agents: a kill (which prefers a busy agent) mostly lands
+ * mid-turn, and the suite stays a light neighbour for the files in CI's other worker (0.4 of a core on
+ * average, respawns included: 94 s of CPU over a 230 s run).
+ */
+const LANES = 2;
+/** About 80 kills and 25 stalls in the window: well above the minimums, without a respawn every second. */
+const sqliteTiming: FaultTiming = { gapMs: [2000, 5500], longStallMs: [750, 2500], respawnMs: [50, 600] };
+const fleetTiming: FaultTiming = { gapMs: [2000, 5500], longStallMs: [750, 2500], respawnMs: [50, 600] };
+
+/** Deletes every key under `prefix` (the shared Redis of CI keeps no trace of the run). */
+async function deleteKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Each turn's journal, as the store holds it at the end. */
+async function journalsOf(store: JournalStore, turns: readonly TurnRecord[]): Promise<Map<string, readonly JournalEntry[]>> {
+  return new Map(await Promise.all(turns.map(async (record) => [record.turn, await store.read(record.turn)] as const)));
+}
+
+describe.skipIf(!redisAvailable())('chaos: agents and workers SIGKILLed and SIGSTOPped at random, forged and replayed jobs (real processes, SQLite and Redis)', () => {
+  const stopping = new AbortController();
+  const pools: ProcessPool[] = [];
+  const cleanups: (() => unknown)[] = [];
+  afterAll(async () => {
+    stopping.abort();
+    await Promise.allSettled(pools.map((pool) => pool.stopAll()));
+    for (const cleanup of cleanups.reverse()) await Promise.resolve().then(cleanup).catch(() => undefined);
+  });
+
+  it('no lost results, no double runs, no forged or replayed result accepted', { timeout: TIMEOUT_MS }, async () => {
+    const seed = chaosSeed();
+    const began = Date.now();
+    const [agentChild, workerChild] = await Promise.all([buildChild('test/chaos/agentChild.ts'), buildChild('test/chaos/workerChild.ts')]);
+    cleanups.push(agentChild.remove, workerChild.remove);
+    const dir = mkdtempSync(join(tmpdir(), 'toolstream-chaos-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const redis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const run = `chaos-${randomUUID()}`;
+    const queue = 'chaos';
+    cleanups.push(() => deleteKeys(redis.url, run));
+
+    const pool = (name: string, script: string, config: object, size: number) => {
+      const made = new ProcessPool(name, script, config, size, stopping.signal);
+      pools.push(made);
+      return made;
+    };
+    // Phase 1: SQLite, local tools.
+    const sqliteLogs = join(dir, 'bodies-sqlite');
+    const fleetLogs = join(dir, 'bodies-fleet');
+    mkdirSync(sqliteLogs);
+    mkdirSync(fleetLogs);
+    const path = join(dir, 'turns.db');
+    const sqliteStore = sqliteJournal({ path });
+    cleanups.push(() => sqliteStore.close());
+    const sqliteAgents = pool('sqlite agent', agentChild.script, { kind: 'sqlite', path, logDir: sqliteLogs }, 3);
+    // Phase 2: Redis, remote tools on worker processes.
+    const journalPrefix = `${run}:journal`;
+    const redisStore = redisJournal({ connection: redis.url, prefix: journalPrefix });
+    cleanups.push(() => redisStore.close());
+    const fleetAgents = pool('redis agent', agentChild.script, { kind: 'redis', url: redis.url, journalPrefix, fleetPrefix: run, queue }, 3);
+    // One body at a time per worker: three slots for up to six calls in flight, so jobs wait in the queue — where the adversary finds them.
+    const workers = pool('worker', workerChild.script, { url: redis.url, prefix: run, queue, logDir: fleetLogs, concurrency: 1 }, 3);
+    const adversary = new Adversary(redis.url, run, queue, new Random(seed, 'adversary'));
+    cleanups.push(() => adversary.close());
+    await Promise.all(pools.map((each) => each.start()));
+
+    const window = new FaultWindow(WINDOW_MS, MAX_WINDOW_MS, MIN_KILLS, MIN_STALLS);
+    const stragglers = new Set<Promise<unknown>>();
+    const phase = async (name: string, agents: ProcessPool, store: JournalStore, logDir: string, targets: readonly FaultTarget[], timing: FaultTiming) => {
+      const controller = chaosPipeline(store, localTools(logDir)); // for pendingApprovals: its tools never run
+      const context: DriveContext = {
+        agents,
+        random: new Random(seed, `${name} driver`),
+        pending: (turn) => controller.pendingApprovals(turn),
+        answerOf: (turn, callId) => (new Random(seed, `${turn} ${callId} answer`).chance(0.75) ? 'allowed-once' : 'rejected'),
+        deadline: () => began + GIVE_UP_MS,
+        stragglers,
+      };
+      const make = (n: number) => newTurn(`${name}-${n}`, chaosTurn(new Random(seed, `${name} turn ${n}`)));
+      const [turns] = await Promise.all([driveTurns(context, LANES, () => window.open(), make), injectFaults(new Random(seed, `${name} faults`), window, targets, timing)]);
+      return turns;
+    };
+    const [sqliteTurns, fleetTurns] = await Promise.all([
+      phase('sqlite', sqliteAgents, sqliteStore, sqliteLogs, [{ pool: sqliteAgents, role: 'agent', kill: 4, stall: 1 }], sqliteTiming),
+      phase(
+        'fleet',
+        fleetAgents,
+        redisStore,
+        fleetLogs,
+        [
+          { pool: fleetAgents, role: 'agent', kill: 2, stall: 1 },
+          { pool: workers, role: 'worker', kill: 2, stall: 1 },
+        ],
+        fleetTiming,
+      ),
+      adversary.run(window, [1000, 3000]),
+    ]);
+
+    // Settled: the stopped agents' commands answered, the queue idle (the replayed jobs taken and refused).
+    for (let waited = 0; stragglers.size > 0 && waited < 15_000; waited += 50) await sleep(50);
+    for (let waited = 0; !(await adversary.idle()) && waited < 20_000; waited += 100) await sleep(100);
+    await sleep(300);
+    const [sqliteJournals, fleetJournals, replayOutcomes] = await Promise.all([journalsOf(sqliteStore, sqliteTurns), journalsOf(redisStore, fleetTurns), adversary.replayOutcomes()]);
+    stopping.abort();
+    await Promise.all(pools.map((each) => each.stopAll())); // nothing runs from here on: the logs are complete
+
+    const failures: string[] = [];
+    if (stragglers.size > 0) failures.push(`${stragglers.size} commands of stopped agents never answered`);
+    for (const each of pools) failures.push(...each.unexpected);
+    const file = new Database(path, { readonly: true });
+    const integrity = file.pragma('integrity_check', { simple: true });
+    file.close();
+    if (integrity !== 'ok') failures.push(`the SQLite file after the kills: integrity_check says ${String(integrity)}`);
+    const sqliteLines = readBodyLines(sqliteLogs);
+    const fleetLines = readBodyLines(fleetLogs);
+    const counted = [checkTurns('sqlite', sqliteTurns, sqliteLines, sqliteJournals, failures), checkTurns('fleet', fleetTurns, fleetLines, fleetJournals, failures)];
+    const refusals = checkAdversary(adversary.planted, adversary.replayed, replayOutcomes, fleetTurns, fleetLines, failures);
+    console.log(countsLine(seed, Date.now() - began, window, counted, refusals));
+
+    expect(failures, `CHAOS_SEED=${seed}`).toEqual([]);
+    expect(window.kills, 'kills').toBeGreaterThanOrEqual(MIN_KILLS);
+    expect(window.stalls, 'stalls').toBeGreaterThanOrEqual(MIN_STALLS);
+    // The adversary got to act: each kind of move was made, so "refused" is not vacuous.
+    expect(Math.min(refusals.forged.made, refusals.copied.made, refusals.replayed.made), `adversary moves, CHAOS_SEED=${seed}`).toBeGreaterThan(0);
+  });
+});
