@@ -186,7 +186,12 @@ class AgentFleet {
     const keep = { age: Math.ceil(this.keepJobsMs / 1000) };
     const added = watcher.queue.add(contract.name, data, { jobId, attempts: 1, removeOnComplete: keep, removeOnFail: keep });
     const { signal } = ctx;
-    const onAbort = () => void added.then(() => watcher.cancel(jobId)).catch(() => undefined);
+    // Aborted because this process lost the durable turn to another: the job is the new owner's (it
+    // re-attaches to it), so it is left alone — only this process's wait ends.
+    const onAbort = () => {
+      if (durable !== undefined && !durable.leaseHeld()) return;
+      void added.then(() => watcher.cancel(jobId)).catch(() => undefined);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
     void watch.settled.then(() => signal.removeEventListener('abort', onAbort));
     try {

@@ -235,7 +235,7 @@ export class DurableBatch {
         if (isDurableProgram(record.tool)) attachProgramJournal(record, this.#programJournal(record));
         // Named by its journal key and slot: a program's sub-call is not its turn's call of the same index.
         const { scope } = this;
-        attachDurableCall(record, { turn: scope?.key ?? this.turn, index: scope?.slotOf(record.index) ?? record.index, resumed: this.plan?.journaled.get(record.index)?.started === true });
+        attachDurableCall(record, { turn: scope?.key ?? this.turn, index: scope?.slotOf(record.index) ?? record.index, resumed: this.plan?.journaled.get(record.index)?.started === true, leaseHeld: this.#leaseHeld });
         // The last check before the body: `started` is durable before it is invoked.
         record.addStartCheck({
           policy: '(journal)',
@@ -265,6 +265,8 @@ export class DurableBatch {
   #durable(): Promise<void> {
     return this.#writer.durable().catch(this.#journalFailed);
   }
+
+  readonly #leaseHeld = (): boolean => !this.#lease.lost;
 
   /** Once a call's `started` is durable: nothing if the lease is known live (no promise), else the renewal to wait for. */
   readonly #startsNow = (): PromiseLike<undefined> | undefined => this.#lease.ensureHeld() as PromiseLike<undefined> | undefined;

@@ -19,6 +19,12 @@ export interface DurableCall {
   readonly turn: string;
   readonly index: number;
   readonly resumed: boolean;
+  /**
+   * Whether this process still drives the call's turn: false once it lost the turn's lease to another
+   * process. The body is then aborted as the run stops, but what it started elsewhere (a job) is the
+   * new owner's — it re-attaches to it — and must not be cancelled.
+   */
+  leaseHeld(): boolean;
 }
 
 /**

@@ -31,7 +31,8 @@ describe('a re-attaching tool in a durable turn', () => {
     const later = pipelineOf(journal, [remoteLike(seen, () => 'attached')]);
     const [result] = await later.resume('t');
     expect(result).toMatchObject({ status: 'ok', value: 'attached' }); // not asked again, not outcome_unknown
-    expect(seen).toEqual([{ turn: 't', index: 0, resumed: false }, { turn: 't', index: 0, resumed: true }]);
+    expect(seen).toEqual([{ turn: 't', index: 0, resumed: false, leaseHeld: expect.any(Function) }, { turn: 't', index: 0, resumed: true, leaseHeld: expect.any(Function) }]);
+    expect(seen[1]!.leaseHeld()).toBe(true); // this process drives the turn
   });
 
   it('without the mark the same crash answers outcome_unknown (not idempotent): the mark is what changes it', async () => {
