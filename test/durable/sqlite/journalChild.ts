@@ -6,8 +6,8 @@
  *   kills it before, at a moment of its choosing). It runs the turn once in memory before `ready`.
  * - `resume <path> <dir> <turn>`: resumes the turn, allowing the approval whose token is the line it
  *   was sent; prints `{ results }` (id, status, error code, content) or `{ error }` (the error's code).
- * - `contend <path> <count>`: consumes nonces `n0`… of one turn and takes the leases of turns
- *   `lease 0`…, racing another process; prints the indices it won, of each.
+ * - `contend <path> <count> [round]`: consumes nonces `n0`… of one turn and takes the leases of turns
+ *   `lease <round>0`…, racing another process; prints the indices it won, of each.
  * - `append <path> <turn> <size> <count>`: appends `count` batches of `size` entries to the turn.
  */
 import { randomUUID } from 'node:crypto';
@@ -58,13 +58,14 @@ switch (mode) {
   }
   case 'contend': {
     const count = Number(rest[0]);
+    const round = rest[1] ?? '';
     const me = randomUUID();
     await go();
     const nonces: number[] = [];
     const leases: number[] = [];
     for (let i = 0; i < count; i++) {
-      if (journal.consume('contended', `n${i}`)) nonces.push(i);
-      if (journal.acquire(`lease ${i}`, me, 60_000) !== undefined) leases.push(i);
+      if (journal.consume(`contended${round}`, `n${i}`)) nonces.push(i);
+      if (journal.acquire(`lease ${round}${i}`, me, 60_000) !== undefined) leases.push(i);
     }
     print(JSON.stringify({ nonces, leases }));
     break;
