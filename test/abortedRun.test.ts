@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type ToolCall, type ToolResult } from '../src/index.js';
 import { sleep } from './faults/helpers.js';
 
-/** A tool that records which calls it ran, and answers after `ms`. */
-function recorded() {
+/** A tool that records which calls it ran (telling `onStart` each time), and answers after `ms`. */
+function recorded(onStart: (ran: readonly string[]) => void = () => undefined) {
   const ran: string[] = [];
   const wait = defineTool({
     name: 'wait',
@@ -15,6 +15,7 @@ function recorded() {
     mode: 'parallel',
     execute: async ({ ms }, { signal, callId }) => {
       ran.push(callId);
+      onStart(ran);
       await sleep(ms, signal);
       return ms;
     },
@@ -130,20 +131,8 @@ describe('a run whose signal aborts while it runs', () => {
         fc.boolean(),
         async (n, concurrency, maxPending, abortAt, viaEvents) => {
           const controller = new AbortController();
-          const ran: string[] = [];
           // The `abortAt`-th body to start aborts the run: the puller holds at most maxPending + concurrency calls then.
-          const wait = defineTool({
-            name: 'wait',
-            description: 'wait',
-            input: z.object({ ms: z.number() }),
-            mode: 'parallel',
-            execute: async ({ ms }, { signal, callId }) => {
-              ran.push(callId);
-              if (ran.length === abortAt) controller.abort();
-              await sleep(ms, signal);
-              return ms;
-            },
-          });
+          const { ran, wait } = recorded((started) => started.length === abortAt && controller.abort());
           const calls = callsOf(n, 1);
           const pipeline = createPipeline({ tools: [wait], concurrency, maxPending });
           const options = { signal: controller.signal };
