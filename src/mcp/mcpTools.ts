@@ -42,7 +42,7 @@ const listed = new WeakMap<AnyTool, McpTool>();
  *   with the same vetting as its input schema, and each result's `structuredContent` is checked
  *   against it within `maxOutputLength`, `maxOutputValues` and `maxOutputDepth`: a result that lacks
  *   it, fails it, or is beyond a limit throws an {@link McpOutputError} → `tool_error`. Parts that
- *   cannot be checked in bounded time are skipped (an `onNotice` `relaxed`, `schema: 'outputSchema'`);
+ *   cannot be checked in bounded time are left unchecked (an `onNotice` `relaxed`, `schema: 'outputSchema'`);
  *   a malformed output schema skips the tool (`invalid_output_schema`), never the whole server.
  * - **execute** — a `tools/call` request with the call's signal: a timeout, cancel-rest, the run's
  *   abort or an unsubscribe cancels the MCP request (the server is sent `notifications/cancelled` and
@@ -50,13 +50,13 @@ const listed = new WeakMap<AnyTool, McpTool>();
  *   result's `value` is the `structuredContent` (see `output`). `isError: true` throws an
  *   {@link McpToolError} → `tool_error`; a protocol error (unknown tool, closed connection, the SDK's
  *   request timeout) rejects → `tool_error`.
+ * - **description** — the server's description, else its title, else its name (the first that is not empty).
  *
  * Listing and calls go through the client's `request`, never its `listTools` and `callTool`: those
  * compile each output schema with ajv and check every structured result with it on the event loop,
  * where one pattern such as `^(a+)+$` blocks the process for seconds (and one schema ajv cannot
  * compile rejects the whole listing). The SDK's validators stay out of it even when your own code
  * calls `client.listTools()` on the same client; those calls of yours still compile with ajv.
- * - **description** — the server's description, else its title, else its name (the first that is not empty).
  *
  * Tools that only run as MCP tasks (`taskSupport: 'required'`) are skipped. The list is a snapshot:
  * call `mcpTools` again when the server's tools change (`notifications/tools/list_changed`).
@@ -125,14 +125,13 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
     }
     // With `output: 'text'` the structured content is never used: its schema is not even compiled.
     let output: CompiledOutput | undefined;
-    if (settings.output === 'structured' && (badOutputSchema !== undefined || listedTool.outputSchema !== undefined)) {
-      try {
-        if (badOutputSchema !== undefined) throw new Error(badOutputSchema);
-        output = compileOutputSchema(listedTool.outputSchema, settings.outputLimits);
-      } catch (error) {
-        skip('invalid_output_schema', `its output schema cannot be checked (${describeError(error)})`);
+    if (settings.output === 'structured') {
+      const compiled = compileOutput(listedTool.outputSchema, badOutputSchema, settings.outputLimits);
+      if (typeof compiled === 'string') {
+        skip('invalid_output_schema', `its output schema cannot be checked (${compiled})`);
         continue;
       }
+      output = compiled;
     }
 
     const mode = resolveMode(listedTool, options.mode, settings.trustAnnotations);
@@ -287,6 +286,17 @@ function resolveMode(tool: McpTool, option: McpToolsOptions['mode'], trustAnnota
     throw new ConfigError('mcpTools', `mode (for ${JSON.stringify(tool.name)})`, '"parallel" or "exclusive"', mode);
   }
   return mode;
+}
+
+/** A tool's compiled output schema (`undefined` when it has none), or why it cannot be compiled. */
+function compileOutput(schema: unknown, malformed: string | undefined, limits: ArgsLimits): CompiledOutput | string | undefined {
+  if (malformed !== undefined) return malformed;
+  if (schema === undefined) return undefined;
+  try {
+    return compileOutputSchema(schema, limits);
+  } catch (error) {
+    return describeError(error);
+  }
 }
 
 /** The first non-empty string. */
