@@ -1,6 +1,7 @@
 /**
  * `toolstream/mcp` — the tools of an MCP server as pipeline tools. Needs `@modelcontextprotocol/sdk`
- * (an optional peer dependency) only for its types: pass in a connected `Client`.
+ * (an optional peer dependency) for its types and the schemas listings and results are read with:
+ * pass in a connected `Client`.
  *
  * @example
  * ```ts
@@ -13,6 +14,6 @@
  * @packageDocumentation
  */
 export { mcpTools, mcpToolOf } from './mcpTools.js';
-export { McpToolError } from './types.js';
-export type { McpClient, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './types.js';
+export { McpOutputError, McpToolError } from './types.js';
+export type { McpClient, McpOutputProblem, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './types.js';
 export { renderContent } from './renderContent.js';

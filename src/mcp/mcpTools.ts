@@ -1,26 +1,21 @@
 import { ConfigError } from '../errors.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { defineTool, type AnyTool, type ToolContext, type ToolMode } from '../defineTool.js';
+import { defineTool, type AnyTool, type ToolMode } from '../defineTool.js';
 import { describeError } from '../internal/describe.js';
-import { renderValue } from '../internal/renderContent.js';
-import { isCount, isObject, isPositiveDuration } from '../internal/validate.js';
+import { isCount, isPositiveDuration } from '../internal/validate.js';
+import { callTool, renderForModel } from './callTool.js';
 import { compileInputSchema, DEFAULT_ARGS_LIMITS, type ArgsLimits } from './inputSchema.js';
-import { renderContent } from './renderContent.js';
-import { McpToolError, type McpClient, type McpSkipReason, type McpTool, type McpToolNotice, type McpToolsOptions } from './types.js';
+import { listAllTools } from './listing.js';
+import { compileOutputSchema, DEFAULT_OUTPUT_LIMITS, type CompiledOutput } from './outputSchema.js';
+import type { McpClient, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './types.js';
 
-/** The most pages of `tools/list` followed: a server that never stops paginating cannot hang the caller. */
-const MAX_PAGES = 1000;
 const NAME_PATTERN = /^[A-Za-z0-9_.:-]*$/;
 const UNSAFE_NAME_CHARS = /[^A-Za-z0-9_.:-]/gu;
 const MAX_NAME_LENGTH = 128;
 const NO_NAMES: ReadonlyMap<string, string> = new Map();
 /** Deeper checks would recurse further than zod's validators comfortably do. */
-const MAX_ARGS_DEPTH = 1000;
+const MAX_DEPTH = 1000;
 
 const listed = new WeakMap<AnyTool, McpTool>();
-/** The text of its content blocks, for each structured value a call returned: what the model reads. */
-const blockTexts = new WeakMap<object, string>();
 
 /**
  * Turns the tools of a connected MCP server into pipeline tools.
@@ -43,13 +38,25 @@ const blockTexts = new WeakMap<object, string>();
  *   (lowered for a schema that costs more per value) get `invalid_args`.
  * - **mode** — `options.mode` first; then, with `trustAnnotations`, `readOnlyHint: true` →
  *   `'parallel'`; else `'exclusive'`. Annotations are untrusted by default.
- * - **execute** — `client.callTool` with the call's signal: a timeout, cancel-rest, the run's abort or
- *   an unsubscribe cancels the MCP request (the server is sent `notifications/cancelled` and its
- *   handler's signal aborts). The model reads the text of the server's content blocks; the result's
- *   `value` is the `structuredContent` (see `output`). `isError: true` throws an {@link McpToolError}
- *   → `tool_error`; a protocol error (unknown tool, closed connection, the SDK's request timeout)
- *   rejects → `tool_error`.
+ * - **output** — with `output: 'structured'` (the default), the tool's `outputSchema` is compiled
+ *   with the same vetting as its input schema, and each result's `structuredContent` is checked
+ *   against it within `maxOutputLength`, `maxOutputValues` and `maxOutputDepth`: a result that lacks
+ *   it, fails it, or is beyond a limit throws an {@link McpOutputError} → `tool_error`. Parts that
+ *   cannot be checked in bounded time are left unchecked (an `onNotice` `relaxed`, `schema: 'outputSchema'`);
+ *   a malformed output schema skips the tool (`invalid_output_schema`), never the whole server.
+ * - **execute** — a `tools/call` request with the call's signal: a timeout, cancel-rest, the run's
+ *   abort or an unsubscribe cancels the MCP request (the server is sent `notifications/cancelled` and
+ *   its handler's signal aborts). The model reads the text of the server's content blocks; the
+ *   result's `value` is the `structuredContent` (see `output`). `isError: true` throws an
+ *   {@link McpToolError} → `tool_error`; a protocol error (unknown tool, closed connection, the SDK's
+ *   request timeout) rejects → `tool_error`.
  * - **description** — the server's description, else its title, else its name (the first that is not empty).
+ *
+ * Listing and calls go through the client's `request`, never its `listTools` and `callTool`: those
+ * compile each output schema with ajv and check every structured result with it on the event loop,
+ * where one pattern such as `^(a+)+$` blocks the process for seconds (and one schema ajv cannot
+ * compile rejects the whole listing). The SDK's validators stay out of it even when your own code
+ * calls `client.listTools()` on the same client; those calls of yours still compile with ajv.
  *
  * Tools that only run as MCP tasks (`taskSupport: 'required'`) are skipped. The list is a snapshot:
  * call `mcpTools` again when the server's tools change (`notifications/tools/list_changed`).
@@ -84,7 +91,7 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
   const tools: AnyTool[] = [];
   const taken = new Set<string>();
 
-  for (const listedTool of await listAllTools(client, options.signal)) {
+  for (const { tool: listedTool, badOutputSchema } of await listAllTools(client, options.signal)) {
     const mcpName = listedTool.name;
     const skip = (reason: McpSkipReason, why: string): void =>
       notify({ kind: 'skipped', reason, tool: listedTool, message: `MCP tool ${JSON.stringify(mcpName)} skipped: ${why}` });
@@ -116,8 +123,19 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
       skip('invalid_schema', `its input schema cannot be checked (${describeError(error)})`);
       continue;
     }
+    // With `output: 'text'` the structured content is never used: its schema is not even compiled.
+    let output: CompiledOutput | undefined;
+    if (settings.output === 'structured') {
+      const compiled = compileOutput(listedTool.outputSchema, badOutputSchema, settings.outputLimits);
+      if (typeof compiled === 'string') {
+        skip('invalid_output_schema', `its output schema cannot be checked (${compiled})`);
+        continue;
+      }
+      output = compiled;
+    }
 
     const mode = resolveMode(listedTool, options.mode, settings.trustAnnotations);
+    const call = { requestTimeoutMs: settings.requestTimeoutMs, output: settings.output, outputSchema: output };
     const tool = defineTool({
       name,
       description: firstText(listedTool.description, listedTool.title, listedTool.annotations?.title) ?? mcpName,
@@ -125,22 +143,20 @@ export async function mcpTools(client: McpClient, options: McpToolsOptions = {})
       mode,
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(options.onError !== undefined && { onError: options.onError }),
-      execute: (args, ctx) => callTool(client, mcpName, args as Record<string, unknown>, ctx, settings),
+      execute: (args, ctx) => callTool(client, mcpName, args as Record<string, unknown>, ctx, call),
       render: renderForModel,
     });
     taken.add(name);
     listed.set(tool, listedTool);
     tools.push(tool);
 
-    if (input.relaxed.length > 0) {
-      notify({
-        kind: 'relaxed',
-        name,
-        keywords: input.relaxed,
-        tool: listedTool,
-        message: `MCP tool ${JSON.stringify(mcpName)}: ${input.relaxed.join(', ')} of its input schema are left to the server to check`,
-      });
-    }
+    const relaxed = (schema: 'inputSchema' | 'outputSchema', keywords: readonly string[], what: string): void => {
+      if (keywords.length === 0) return;
+      const message = `MCP tool ${JSON.stringify(mcpName)}: ${keywords.join(', ')} of its ${what}`;
+      notify({ kind: 'relaxed', name, schema, keywords, tool: listedTool, message });
+    };
+    relaxed('inputSchema', input.relaxed, 'input schema are left to the server to check');
+    relaxed('outputSchema', output?.relaxed ?? [], 'output schema are not checked on its results');
   }
   return tools;
 }
@@ -172,6 +188,8 @@ interface Settings {
   readonly requestTimeoutMs: number | undefined;
   readonly output: 'structured' | 'text';
   readonly limits: ArgsLimits;
+  /** `maxOutputLength`, `maxOutputValues` and `maxOutputDepth`, in the shape the vetting takes. */
+  readonly outputLimits: ArgsLimits;
 }
 
 function checkOptions(options: McpToolsOptions): Settings {
@@ -191,6 +209,9 @@ function checkOptions(options: McpToolsOptions): Settings {
     maxArgsLength = DEFAULT_ARGS_LIMITS.maxArgsLength,
     maxArgsValues = DEFAULT_ARGS_LIMITS.maxArgsValues,
     maxArgsDepth = DEFAULT_ARGS_LIMITS.maxArgsDepth,
+    maxOutputLength = DEFAULT_OUTPUT_LIMITS.maxArgsLength,
+    maxOutputValues = DEFAULT_OUTPUT_LIMITS.maxArgsValues,
+    maxOutputDepth = DEFAULT_OUTPUT_LIMITS.maxArgsDepth,
     signal,
     onNotice,
   } = options;
@@ -209,7 +230,10 @@ function checkOptions(options: McpToolsOptions): Settings {
   if (output !== 'structured' && output !== 'text') fail('output', '"structured" or "text"', output);
   if (!isCount(maxArgsLength, 1)) fail('maxArgsLength', 'a positive integer, or Infinity', maxArgsLength);
   if (!isCount(maxArgsValues, 1)) fail('maxArgsValues', 'a positive integer, or Infinity', maxArgsValues);
-  if (!isCount(maxArgsDepth, 1) || maxArgsDepth > MAX_ARGS_DEPTH) fail('maxArgsDepth', `an integer from 1 to ${MAX_ARGS_DEPTH}`, maxArgsDepth);
+  if (!isCount(maxArgsDepth, 1) || maxArgsDepth > MAX_DEPTH) fail('maxArgsDepth', `an integer from 1 to ${MAX_DEPTH}`, maxArgsDepth);
+  if (!isCount(maxOutputLength, 1)) fail('maxOutputLength', 'a positive integer, or Infinity', maxOutputLength);
+  if (!isCount(maxOutputValues, 1)) fail('maxOutputValues', 'a positive integer, or Infinity', maxOutputValues);
+  if (!isCount(maxOutputDepth, 1) || maxOutputDepth > MAX_DEPTH) fail('maxOutputDepth', `an integer from 1 to ${MAX_DEPTH}`, maxOutputDepth);
   if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'an AbortSignal', signal);
   if (onNotice !== undefined && typeof onNotice !== 'function') fail('onNotice', 'a function', onNotice);
   return {
@@ -219,6 +243,7 @@ function checkOptions(options: McpToolsOptions): Settings {
     requestTimeoutMs: requestTimeoutMs ?? timeoutMs,
     output,
     limits: { maxArgsLength, maxArgsValues, maxArgsDepth },
+    outputLimits: { maxArgsLength: maxOutputLength, maxArgsValues: maxOutputValues, maxArgsDepth: maxOutputDepth },
   };
 }
 
@@ -263,6 +288,17 @@ function resolveMode(tool: McpTool, option: McpToolsOptions['mode'], trustAnnota
   return mode;
 }
 
+/** A tool's compiled output schema (`undefined` when it has none), or why it cannot be compiled. */
+function compileOutput(schema: unknown, malformed: string | undefined, limits: ArgsLimits): CompiledOutput | string | undefined {
+  if (malformed !== undefined) return malformed;
+  if (schema === undefined) return undefined;
+  try {
+    return compileOutputSchema(schema, limits);
+  } catch (error) {
+    return describeError(error);
+  }
+}
+
 /** The first non-empty string. */
 function firstText(...values: (string | undefined)[]): string | undefined {
   return values.find((value) => typeof value === 'string' && value !== '');
@@ -270,75 +306,4 @@ function firstText(...values: (string | undefined)[]): string | undefined {
 
 function isMode(value: unknown): value is ToolMode {
   return value === 'parallel' || value === 'exclusive';
-}
-
-async function listAllTools(client: McpClient, signal: AbortSignal | undefined): Promise<McpTool[]> {
-  const tools: McpTool[] = [];
-  const cursors = new Set<string>();
-  const requestOptions: RequestOptions | undefined = signal === undefined ? undefined : { signal };
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, requestOptions);
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
-    // An empty cursor is read as the end: some servers send "" rather than leaving it out.
-    if (cursor === undefined || cursor === '') return tools;
-    if (cursors.has(cursor)) throw new Error(`mcpTools: the server sent the page cursor ${JSON.stringify(cursor)} twice`);
-    cursors.add(cursor);
-  }
-  throw new Error(`mcpTools: the server listed more than ${MAX_PAGES} pages of tools`);
-}
-
-/**
- * One call. The request gets a signal of its own, linked to the call's and unlinked when the call
- * settles: the SDK never removes the abort listener it adds, and aborting a signal after the response
- * would still send the server a cancellation.
- */
-async function callTool(
-  client: McpClient,
-  name: string,
-  args: Record<string, unknown>,
-  ctx: ToolContext,
-  settings: Settings,
-): Promise<unknown> {
-  const { signal } = ctx;
-  const controller = new AbortController();
-  const abort = (): void => controller.abort(signal.reason);
-  if (signal.aborted) abort();
-  else signal.addEventListener('abort', abort, { once: true });
-  try {
-    const requestOptions: RequestOptions = { signal: controller.signal };
-    if (settings.requestTimeoutMs !== undefined) requestOptions.timeout = settings.requestTimeoutMs;
-    const result = await client.callTool({ name, arguments: args }, undefined, requestOptions);
-    return toValue(name, result, settings.output);
-  } finally {
-    signal.removeEventListener('abort', abort);
-  }
-}
-
-function toValue(name: string, result: Awaited<ReturnType<McpClient['callTool']>>, output: Settings['output']): unknown {
-  // The SDK's compatibility shape (protocol 2024-10-07): `{ toolResult }` instead of content blocks.
-  if (!Array.isArray(result.content)) return 'toolResult' in result ? result.toolResult : undefined;
-  const callResult = result as CallToolResult;
-  const text = renderContent(callResult.content);
-  if (callResult.isError === true) {
-    throw new McpToolError(name, text === '' ? 'the MCP server reported an error without a message' : text, callResult);
-  }
-  const structured = callResult.structuredContent;
-  if (output === 'text' || !isObject(structured)) return text;
-  // The text is keyed by the value's identity; a client that hands out one object twice gets a copy.
-  const value = blockTexts.has(structured) ? structuredClone(structured) : structured;
-  if (text !== '') blockTexts.set(value, text);
-  return value;
-}
-
-/**
- * The model-facing text of a call's value: the content blocks that came with a structured value (the
- * text the server wrote for the model), else the value as the pipeline renders any value (strings as
- * they are, anything else as JSON). A value a post-execute policy put in its place was never keyed,
- * so it renders as JSON.
- */
-function renderForModel(value: unknown): string {
-  const text = isObject(value) ? blockTexts.get(value) : undefined;
-  return text ?? renderValue(value, false);
 }

@@ -2,15 +2,20 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
 import type { OnError, ToolMode } from '../defineTool.js';
 import { brand } from '../internal/brand.js';
+import { formatIssues } from '../internal/formatIssues.js';
+import type { ArgsIssue } from '../toolError.js';
 
 /** A tool as an MCP server lists it (`tools/list`). */
 export type McpTool = McpToolDescriptor;
 
 /**
  * What {@link mcpTools} needs of a connected MCP client: the SDK's `Client` (or anything with its
- * `listTools` and `callTool`).
+ * `request`). `mcpTools` sends `tools/list` and `tools/call` through `request` rather than the
+ * client's `listTools` and `callTool`: those compile every output schema with ajv and check each
+ * structured result with it on the event loop, where one backtracking pattern can freeze the process
+ * for seconds. `mcpTools` checks structured output itself (see `output`).
  */
-export type McpClient = Pick<Client, 'listTools' | 'callTool'>;
+export type McpClient = Pick<Client, 'request'>;
 
 /** Why {@link mcpTools} left a server's tool out. */
 export type McpSkipReason =
@@ -26,20 +31,28 @@ export type McpSkipReason =
   /** The tool only runs as an MCP task (`execution.taskSupport: 'required'`), which `callTool` refuses. */
   | 'task_required'
   /** Its `inputSchema` cannot be compiled into a validator, so its calls could not be checked. */
-  | 'invalid_schema';
+  | 'invalid_schema'
+  /**
+   * Its `outputSchema` is malformed (not an object schema, an unknown `type`, a `pattern` that is not a
+   * regular expression, a `$ref` to a definition it lacks, …) or cannot be compiled, so the structured
+   * content of its results could not be checked. Only with `output: 'structured'`.
+   */
+  | 'invalid_output_schema';
 
 /**
  * Something {@link mcpTools} did to a server's tool that the caller may want to know (see
  * `onNotice`):
  * - `skipped`: the tool is not in the returned list (`reason` says why);
- * - `relaxed`: parts of its input schema are not checked before the call (`keywords` are JSON Pointers
- *   into `inputSchema`); the tool is offered, and the server still validates its own input.
+ * - `relaxed`: parts of one of its schemas are not checked (`keywords` are JSON Pointers into the
+ *   `schema` named): of `inputSchema`, before the call (the server still validates its own input); of
+ *   `outputSchema`, on the structured content of its results. The tool is offered.
  */
 export type McpToolNotice =
   | { readonly kind: 'skipped'; readonly reason: McpSkipReason; readonly tool: McpTool; readonly message: string }
   | {
       readonly kind: 'relaxed';
       readonly name: string;
+      readonly schema: 'inputSchema' | 'outputSchema';
       readonly keywords: readonly string[];
       readonly tool: McpTool;
       readonly message: string;
@@ -106,8 +119,15 @@ export interface McpToolsOptions {
    * server wrote for it; MCP servers send their structured output as a text block too), whichever
    * is chosen here:
    * - `'structured'` — the `structuredContent` when the server sent one, for the host to use (a server
-   *   that sent no content block besides it: the model reads its JSON); else the blocks' text.
-   * - `'text'` — always the text of the content blocks.
+   *   that sent no content block besides it: the model reads its JSON); else the blocks' text. For a
+   *   tool with an `outputSchema`, the structured content is checked against it first, with the
+   *   vetting input schemas get (bounded by `maxOutputLength`, `maxOutputValues`, `maxOutputDepth`; a
+   *   pattern not provably linear, or a composition whose work would multiply, is not checked and
+   *   reported as `relaxed`): content that is missing, fails it, or is beyond a limit gives
+   *   `tool_error` with an {@link McpOutputError}. A tool whose output schema is malformed is skipped
+   *   (`invalid_output_schema`).
+   * - `'text'` — always the text of the content blocks; the structured content is not used, so output
+   *   schemas are neither compiled nor checked.
    *
    * For the model to read the structured JSON instead, replace `content` in a post-execute policy
    * (`{ kind: 'accept', content: JSON.stringify(ctx.value) }`).
@@ -138,6 +158,28 @@ export interface McpToolsOptions {
    * @default 64
    */
   readonly maxArgsDepth?: number;
+  /**
+   * The most characters a result's structured content may have in its strings and keys, in all, to be
+   * checked against the tool's `outputSchema` (with `output: 'structured'`); beyond it the call gives
+   * `tool_error` ({@link McpOutputError}, `too_large`). A budget of pattern search steps, like
+   * `maxArgsLength`: a schema with patterns costing more than one step per character accepts fewer.
+   * @default 16777216
+   */
+  readonly maxOutputLength?: number;
+  /**
+   * The most values a result's structured content may hold to be checked against the tool's
+   * `outputSchema`; beyond it the call gives `tool_error` ({@link McpOutputError}, `too_large`). A budget
+   * of schema evaluations, like `maxArgsValues` (the default is a few tens of milliseconds at most):
+   * raise it for tools that return large structured results, or use `output: 'text'`.
+   * @default 16384
+   */
+  readonly maxOutputValues?: number;
+  /**
+   * The deepest nesting a result's structured content may have to be checked (1 to 1000); deeper
+   * content gives `tool_error` ({@link McpOutputError}, `too_large`).
+   * @default 64
+   */
+  readonly maxOutputDepth?: number;
   /** Aborts the listing (`tools/list` requests). */
   readonly signal?: AbortSignal;
   /** Told about every tool skipped or relaxed. Without it these happen silently. */
@@ -172,5 +214,61 @@ export class McpToolError extends Error {
   ) {
     super(message);
     this.name = 'McpToolError';
+  }
+}
+
+/**
+ * What is wrong with the structured content of a result, checked against the tool's `outputSchema`:
+ * - `missing` — the tool declares an output schema, and the result (not an error) has no structured content;
+ * - `mismatch` — the content fails the schema (`issues` has the paths into it);
+ * - `too_large` — the content is beyond `limit` (the option named, divided by the schema's cost: `max`),
+ *   so it was not checked.
+ */
+export type McpOutputProblem =
+  | { readonly reason: 'missing' }
+  | { readonly reason: 'mismatch'; readonly issues: readonly ArgsIssue[] }
+  | { readonly reason: 'too_large'; readonly limit: 'maxOutputLength' | 'maxOutputValues' | 'maxOutputDepth'; readonly max: number };
+
+/**
+ * A result whose structured content does not hold to the tool's `outputSchema` (with `output:
+ * 'structured'`): the body throws it, so the pipeline gives `tool_error` (`cause` is this error) and the
+ * host never reads a value that breaks the contract. The message is derived from `problem`.
+ *
+ * @example
+ * ```ts
+ * const cause = result.status === 'error' && result.error.code === 'tool_error' ? result.error.cause : undefined;
+ * if (cause instanceof McpOutputError && cause.problem.reason === 'mismatch') {
+ *   console.warn(cause.tool, cause.problem.issues);
+ * }
+ * ```
+ */
+export class McpOutputError extends Error {
+  static {
+    brand(this, 'McpOutputError');
+  }
+
+  readonly code = 'mcp_invalid_output' as const;
+
+  constructor(
+    /** The server's name of the tool. */
+    readonly tool: string,
+    readonly problem: McpOutputProblem,
+    /** The result as the server sent it. */
+    readonly result: CallToolResult,
+  ) {
+    super(describeOutputProblem(tool, problem));
+    this.name = 'McpOutputError';
+  }
+}
+
+function describeOutputProblem(tool: string, problem: McpOutputProblem): string {
+  const name = `MCP tool ${JSON.stringify(tool)}`;
+  switch (problem.reason) {
+    case 'missing':
+      return `${name} declares an output schema but returned no structured content`;
+    case 'mismatch':
+      return `${name} returned structured content that does not match its output schema:\n${formatIssues(problem.issues)}`;
+    case 'too_large':
+      return `${name} returned structured content too large to check against its output schema (${problem.limit}: ${problem.max} for this schema)`;
   }
 }

@@ -72,7 +72,7 @@ describe('mcpTools listing', () => {
     ...(nextCursor !== undefined && { nextCursor }),
   });
   const fake = (pages: ReturnType<typeof page>[]) =>
-    ({ listTools: async () => pages.shift() ?? page([]), callTool: async () => ({ content: [] }) }) as unknown as McpClient;
+    ({ request: async () => pages.shift() ?? page([]) }) as unknown as McpClient;
 
   it('stops at an empty cursor, and rejects a cursor that repeats', async () => {
     expect((await mcpTools(fake([page(['a'], 'p2'), page(['b'], '')]))).map((t) => t.name)).toEqual(['a', 'b']);
