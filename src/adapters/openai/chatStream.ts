@@ -43,7 +43,11 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
  *
  * Only choice `0` is read: tool calling uses `n: 1`. Chunks without it (the `choices: []` usage
  * chunk), text and refusal deltas, the legacy `function_call` delta and unknown fields are ignored, as
- * is a late fragment of a call already emitted (an index or id seen before, and no new id).
+ * is a late fragment of a call already emitted in the same completion (an index or id seen before,
+ * and no new id). A later completion of the source (another chunk `id`) starts afresh: a call there that
+ * reuses an earlier completion's id (Kimi numbers its calls per response: `functions.add:0`) is a new
+ * call, emitted, and the pipeline answers it `duplicate_id` in the same run (every adapter does the
+ * same across responses).
  *
  * Unsubscribing stops reading the source (an async iterable's `return()` is called, which makes the
  * SDK's stream close the request).
@@ -114,9 +118,12 @@ interface OpenCall {
 class ChatToolCallAssembler {
   /** The call being streamed: servers stream one call at a time. */
   #open: OpenCall | undefined;
-  /** Indexes and ids of the calls emitted so far: a late fragment of one of them is dropped. */
-  readonly #doneIndexes = new Set<number>();
-  readonly #doneIds = new Set<string>();
+  /**
+   * Indexes and ids of the calls of this completion emitted so far: a late fragment of one of them is
+   * dropped. A later completion starts afresh: a call there that reuses an id is a new call.
+   */
+  #doneIndexes = new Set<number>();
+  #doneIds = new Set<string>();
 
   /** The completion being streamed, by its id. */
   #turn: string | undefined;
@@ -126,7 +133,12 @@ class ChatToolCallAssembler {
   push(chunk: ChatCompletionChunk): void {
     if (!isObject(chunk)) return;
     // The completion's id, on every chunk (Azure's filter-results chunk has `id: ""`).
-    this.#turn = turnId(chunk.id) ?? this.#turn;
+    const turn = turnId(chunk.id);
+    if (turn !== undefined && turn !== this.#turn) {
+      this.#turn = turn;
+      this.#doneIndexes = new Set();
+      this.#doneIds = new Set();
+    }
     const choice = firstChoice(chunk);
     if (choice === undefined) return;
     const delta = choice['delta'];
