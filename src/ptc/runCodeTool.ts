@@ -29,7 +29,13 @@ export interface RunCodeToolOptions {
   readonly runtime: CodeRuntime;
   /** The tool's name. @default 'run_code' */
   readonly name?: string;
-  /** How many of a program's tool calls may run at once (each by its own mode). @default 10 */
+  /**
+   * How many of a program's tool calls may run at once (each by its own mode). Unset, a program's
+   * calls never run more bodies at once than the pipeline's `concurrency`, the bound the host set for
+   * tool bodies; set it to raise or lower that bound for programs explicitly. Each program has a pool of
+   * its own: two programs running together (a `parallel` `run_code`) may each use the whole bound.
+   * @default the pipeline's `concurrency`
+   */
   readonly maxParallelSubCalls?: number;
   /** How the program itself is scheduled among the model's other calls. @default 'exclusive' */
   readonly mode?: ToolMode;
@@ -156,7 +162,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
   const {
     runtime,
     name = 'run_code',
-    maxParallelSubCalls = 10,
+    maxParallelSubCalls,
     mode = 'exclusive',
     description = DESCRIPTION,
     maxLoggedSubCalls = 1000,
@@ -165,7 +171,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
   if (typeof runtime?.run !== 'function' || typeof runtime.close !== 'function') fail('runtime', 'a CodeRuntime', runtime);
   const { settleMs = DEFAULT_SETTLE_MS } = runtime;
   if (typeof settleMs !== 'number' || !(settleMs >= 0 && settleMs <= MAX_TIMER_MS)) fail('runtime.settleMs', `0 to ${MAX_TIMER_MS} milliseconds`, settleMs);
-  if (!isCount(maxParallelSubCalls, 1)) {
+  if (maxParallelSubCalls !== undefined && !isCount(maxParallelSubCalls, 1)) {
     fail('maxParallelSubCalls', 'a positive integer or Infinity', maxParallelSubCalls);
   }
   if (typeof description !== 'string') fail('description', 'a string', description);
@@ -192,7 +198,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     const subSettings: PipelineSettings = {
       ...settings,
       tools: new Map(tools.map((tool) => [tool.name, tool])),
-      concurrency: maxParallelSubCalls,
+      concurrency: maxParallelSubCalls ?? settings.concurrency,
       maxPending: Infinity,
       onError: 'continue',
     };
