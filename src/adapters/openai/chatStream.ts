@@ -20,7 +20,9 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
  * same `index` (or none) and brings no other non-empty `id`; otherwise it starts the next call. So a
  * new index starts a call, and so does a new id on the same index (Ollama sends every call as `index:
  * 0`, each with its own id), while a fragment that repeats the call's id, or sends `id: ""`, continues
- * it. `id` and `function.name` come with the call's first fragment (a later non-empty name replaces
+ * it — unless it sends the call again whole (a name, and arguments that open an object, once the
+ * call's arguments are a complete JSON object, which nothing can continue): that is the same call, and
+ * the fragment is dropped. `id` and `function.name` come with the call's first fragment (a later non-empty name replaces
  * it, as the SDK's own accumulator does; a later id only fills in a missing one), and the
  * `function.arguments` fragments are concatenated. A call is complete when the next call starts or
  * when `finish_reason` arrives — also when several calls and the finish come in one chunk.
@@ -182,6 +184,8 @@ class ChatToolCallAssembler {
       if (id === undefined ? index !== undefined && this.#doneIndexes.has(index) : this.#doneIds.has(id)) return;
       this.close(undefined); // the next call starts: the previous one is complete
       open = this.#open = { index, turn: this.#turn, id: '', name: '', args: '' };
+    } else if (resends(open, id, fragment)) {
+      return; // the call sent again whole, as its first fragment: the same call, once
     }
     if (id !== undefined) open.id = id;
     const fn = fragment.function;
@@ -211,6 +215,19 @@ export function firstChoice(chunk: unknown): Record<string, unknown> | undefined
  */
 function continues(open: OpenCall | undefined, index: number | undefined, id: string | undefined): open is OpenCall {
   return open !== undefined && (index === undefined || index === open.index) && (id === undefined || open.id === '' || id === open.id);
+}
+
+/**
+ * Whether a fragment that continues the open call sends it again whole: its id again, with a name and
+ * arguments that open an object, while the call's arguments already are a complete JSON object —
+ * appended, they could only make it invalid. (Novita's re-send of a call whose first arguments were
+ * `""` continues it: those are no object yet.)
+ */
+function resends(open: OpenCall, id: string | undefined, fragment: ToolCallFragment): boolean {
+  const fn: unknown = fragment.function;
+  if (id === undefined || id !== open.id || !isObject(fn)) return false;
+  const { name, arguments: args } = fn;
+  return typeof name === 'string' && name !== '' && typeof args === 'string' && args.trimStart().startsWith('{') && isJsonObject(open.args);
 }
 
 function isJsonObject(text: string): boolean {
