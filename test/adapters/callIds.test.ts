@@ -256,6 +256,26 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
       expect([...ran].sort()).toEqual([...reported].sort());
     });
 
+    it("a Responses step whose call items are replayed (the SDK reports each call twice): each runs once, is answered once", async () => {
+      const events = await recorded('fantasy-responses-gpt4o-multi');
+      const callEvents = events.filter((e) => (e['item'] as Event | undefined)?.['type'] === 'function_call' || String(e['item_id']).startsWith('fc_'));
+      const replayed = replayedAfter(events, callEvents, callEvents);
+      const { ran, tools, pipeline } = arithmetic();
+      const responsesStep = () => {
+        const model = createOpenAI({ apiKey: 'test-key', fetch: replayingFetch(wire('responses', replayed)) }).responses('gpt-4o');
+        return streamText({ model, tools: sdkToolsOf(tools), prompt: 'Add and multiply 2 and 3.', onError: () => undefined });
+      };
+      const results = await pipeline.run(fromAISDKStream(responsesStep().fullStream));
+      const ids = results.map((r) => r.id);
+      expect(outline(results)).toEqual(answered(ids, [5, 6]));
+      const turn = await runAISDKTurn(pipeline, responsesStep());
+      const reported = turn.messages.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCallId] : [])) : []));
+      expect(outline(turn.results)).toEqual(answered(ids, [5, 6]));
+      expect(reported).toEqual(ids);
+      expect(turn.toolMessage?.content.map((part) => part.type === 'tool-result' && part.toolCallId)).toEqual(ids);
+      expect(ran).toEqual([...ids, ...ids]);
+    });
+
     it("a later step that reuses the ids: answered duplicate_id in one run, run in a turn of its own", async () => {
       const [groq, hf] = await Promise.all([recorded('fantasy-groq-kimi-multi'), recorded('fantasy-hf-kimi-multi')]);
       const { ran, tools, pipeline } = arithmetic();
