@@ -4,7 +4,7 @@ import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { concat } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { fromAISDKStream, runAISDKTurn, type AISDKStreamPart } from '../../src/adapters/ai-sdk/index.js';
+import { fromAISDKStream, runAISDKTurn, type AISDKStreamPart, type AISDKTurn } from '../../src/adapters/ai-sdk/index.js';
 import { fromAnthropicStream, runAnthropicTurn, type AnthropicStreamEvent, type AnthropicTurn } from '../../src/adapters/anthropic/index.js';
 import {
   fromOpenAIChatStream,
@@ -15,7 +15,7 @@ import {
   type OpenAIChatTurn,
   type OpenAIResponsesTurn,
 } from '../../src/adapters/openai/index.js';
-import { createPipeline, defineTool, toolSchemas, type ToolResult } from '../../src/index.js';
+import { createPipeline, defineTool, toolSchemas, type Pipeline, type ToolResult } from '../../src/index.js';
 import { readManifest, readResponses, replayingFetch, toSSE, type WireFormat } from './corpus/recordings.js';
 import { collect, parsed } from './corpus/replay.js';
 import { response, sdkStream, sequence as numbered, toSSE as responsesSSE } from './openai/helpers.js';
@@ -65,7 +65,7 @@ const outline = (results: readonly ToolResult[]) => results.map((r) => [r.id, r.
 const answered = (ids: readonly string[], values: readonly unknown[]) => ids.map((id, i) => [id, values[i]]);
 
 /** The ids a turn's history holds: the calls of the assistant message, and the results answering them. */
-function history(turn: AnthropicTurn | OpenAIChatTurn | OpenAIResponsesTurn) {
+function history(turn: Turn) {
   if ('toolResults' in turn) {
     return {
       calls: turn.message.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])),
@@ -88,7 +88,37 @@ function replayedAfter(events: readonly Event[], originals: readonly Event[], re
 }
 
 const KIMI = ['functions.add:0', 'functions.multiply:1'];
-const hasToolCalls = (chunk: Event) => ((chunk['choices'] as Event[] | undefined)?.[0]?.['delta'] as Event | undefined)?.['tool_calls'] !== undefined;
+const GPT4O = ['call_NnEvpiwdL8XrZ6F3T9VJyVw7', 'call_TQ8336oa6YnuT2leYzRDBBLz'];
+const TOOLU = ['toolu_01UYxUYC2zRPY8wiutnF48eP', 'toolu_01VaRx1jpWCvPhi7L4kywAcd'];
+
+/** Groq's Kimi completion with its tool-call chunks sent once more before the finish. */
+async function replayedCompletion(): Promise<Event[]> {
+  const events = await recorded('fantasy-groq-kimi-multi');
+  const calls = events.filter((chunk) => ((chunk['choices'] as Event[] | undefined)?.[0]?.['delta'] as Event | undefined)?.['tool_calls'] !== undefined);
+  return replayedAfter(events, calls, calls);
+}
+
+/** The gpt-4o Responses response with the events of its function calls sent once more before it completes. */
+async function replayedResponse(): Promise<Event[]> {
+  const events = await recorded('fantasy-responses-gpt4o-multi');
+  const calls = events.filter((e) => (e['item'] as Event | undefined)?.['type'] === 'function_call' || String(e['item_id']).startsWith('fc_'));
+  return replayedAfter(events, calls, calls);
+}
+
+type Turn = AnthropicTurn | OpenAIChatTurn | OpenAIResponsesTurn;
+
+/**
+ * A response whose calls `ids` (of add, then multiply) repeat in it, run once plainly and once as a turn:
+ * each run runs each call once and answers it once, and the turn's history holds it once.
+ */
+async function expectOncePerTurn(ids: readonly string[], plain: (pipeline: Pipeline) => Promise<readonly ToolResult[]>, turnOf: (pipeline: Pipeline) => Promise<Turn>) {
+  const { ran, pipeline } = arithmetic();
+  expect(outline(await plain(pipeline))).toEqual(answered(ids, [5, 6]));
+  const turn = await turnOf(pipeline);
+  expect(outline(turn.results)).toEqual(answered(ids, [5, 6]));
+  expect(history(turn)).toEqual({ calls: ids, answers: ids });
+  expect(ran).toEqual([...ids, ...ids]);
+}
 
 describe('every adapter answers a call id once per turn, and a reused one in a later turn', () => {
   if ('missing' in manifest) {
@@ -97,21 +127,13 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
   }
 
   describe('OpenAI Chat Completions', () => {
-    /** Groq's Kimi completion with its tool-call chunks sent once more before the finish. */
-    async function replayedCompletion() {
-      const events = await recorded('fantasy-groq-kimi-multi');
-      const calls = events.filter(hasToolCalls);
-      return replayedAfter(events, calls, calls);
-    }
-
     it('calls repeated in their completion: each runs once, is in the message once and answered once', async () => {
       const events = await replayedCompletion();
-      const { ran, pipeline } = arithmetic();
-      expect(outline(await pipeline.run(fromOpenAIChatStream(read('chat', events))))).toEqual(answered(KIMI, [5, 6]));
-      const turn = await runOpenAIChatTurn(pipeline, read('chat', events));
-      expect(outline(turn.results)).toEqual(answered(KIMI, [5, 6]));
-      expect(history(turn)).toEqual({ calls: KIMI, answers: KIMI });
-      expect(ran).toEqual([...KIMI, ...KIMI]);
+      await expectOncePerTurn(
+        KIMI,
+        (pipeline) => pipeline.run(fromOpenAIChatStream(read('chat', events))),
+        (pipeline) => runOpenAIChatTurn(pipeline, read('chat', events)),
+      );
     });
 
     it('a later completion that reuses the ids: answered duplicate_id in one run, run in a turn of its own', async () => {
@@ -130,18 +152,13 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
   });
 
   describe('OpenAI Responses', () => {
-    it("calls whose items are replayed in their response: each runs once, is in the output once and answered once", async () => {
-      const events = await recorded('fantasy-responses-gpt4o-multi');
-      const callEvents = events.filter((e) => (e['item'] as Event | undefined)?.['type'] === 'function_call' || String(e['item_id']).startsWith('fc_'));
-      const replayed = replayedAfter(events, callEvents, callEvents);
-      const { ran, pipeline } = arithmetic();
-      const results = await pipeline.run(fromOpenAIResponsesStream(read('responses', replayed)));
-      const ids = results.map((r) => r.id);
-      expect(outline(results)).toEqual(answered(ids, [5, 6]));
-      const turn = await runOpenAIResponsesTurn(pipeline, read('responses', replayed));
-      expect(outline(turn.results)).toEqual(answered(ids, [5, 6]));
-      expect(history(turn)).toEqual({ calls: ids, answers: ids });
-      expect(ran).toEqual([...ids, ...ids]);
+    it('calls whose items are replayed in their response: each runs once, is in the output once and answered once', async () => {
+      const events = await replayedResponse();
+      await expectOncePerTurn(
+        GPT4O,
+        (pipeline) => pipeline.run(fromOpenAIResponsesStream(read('responses', events))),
+        (pipeline) => runOpenAIResponsesTurn(pipeline, read('responses', events)),
+      );
     });
 
     it("a later response that reuses call_0 (as Bedrock Mantle does): answered duplicate_id in one run, run in a turn of its own", async () => {
@@ -186,11 +203,17 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
   });
 
   describe('Anthropic Messages', () => {
-    const TOOLU = ['toolu_01UYxUYC2zRPY8wiutnF48eP', 'toolu_01VaRx1jpWCvPhi7L4kywAcd'];
     const blockEvents = (events: readonly Event[]) => {
       const indexes = new Set(events.filter((e) => (e['content_block'] as Event | undefined)?.['type'] === 'tool_use').map((e) => e['index']));
       return events.filter((e) => indexes.has(e['index']));
     };
+
+    const expectOnceInTurn = (events: readonly Event[]) =>
+      expectOncePerTurn(
+        TOOLU,
+        (pipeline) => pipeline.run(fromAnthropicStream(read('anthropic', events))),
+        (pipeline) => runAnthropicTurn(pipeline, read<AnthropicStreamEvent>('anthropic', events)),
+      );
 
     it('the same tool_use blocks in message_start and streamed: each runs once, is in the message once and answered once', async () => {
       const events = await recorded('fantasy-claude-sonnet4-multi');
@@ -205,15 +228,6 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
       const blocks = blockEvents(events);
       await expectOnceInTurn(replayedAfter(events, blocks, blocks.map((e) => ({ ...e, index: (e['index'] as number) + 10 }))));
     });
-
-    async function expectOnceInTurn(events: readonly Event[]) {
-      const { ran, pipeline } = arithmetic();
-      expect(outline(await pipeline.run(fromAnthropicStream(read('anthropic', events))))).toEqual(answered(TOOLU, [5, 6]));
-      const turn = await runAnthropicTurn(pipeline, read<AnthropicStreamEvent>('anthropic', events));
-      expect(outline(turn.results)).toEqual(answered(TOOLU, [5, 6]));
-      expect(history(turn)).toEqual({ calls: TOOLU, answers: TOOLU });
-      expect(ran).toEqual([...TOOLU, ...TOOLU]);
-    }
 
     it('a later message that reuses the ids: answered duplicate_id in one run, run in a turn of its own', async () => {
       const first = await recorded('fantasy-claude-sonnet4-multi');
@@ -235,16 +249,16 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
       const model = createOpenAI({ apiKey: 'test-key', fetch: replayingFetch(wire('chat', events)) }).chat('moonshotai/kimi-k2');
       return streamText({ model, tools: sdkTools, prompt: 'Add and multiply 2 and 3.', onError: () => undefined });
     }
+    /** The ids of the tool calls in the assistant message of a turn: the SDK's own assembly of the step. */
+    const reportedCalls = (turn: AISDKTurn) =>
+      turn.messages.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCallId] : [])) : []));
     const sdkToolsOf = (tools: Parameters<typeof toolSchemas>[0]): ToolSet =>
       Object.fromEntries(toolSchemas(tools).map((t) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema) })]));
 
     it("calls the provider sends twice in a step: each call the SDK reports (a re-sent one gets a fresh id from it) is answered once", async () => {
-      const events = await recorded('fantasy-groq-kimi-multi');
-      const calls = events.filter(hasToolCalls);
-      const replayed = replayedAfter(events, calls, calls);
       const { ran, tools, pipeline } = arithmetic();
-      const turn = await runAISDKTurn(pipeline, step(replayed, sdkToolsOf(tools)));
-      const reported = turn.messages.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCallId] : [])) : []));
+      const turn = await runAISDKTurn(pipeline, step(await replayedCompletion(), sdkToolsOf(tools)));
+      const reported = reportedCalls(turn);
       // The SDK's own reading: the whole calls sent again are calls of their own, under ids it made up.
       expect(reported).toEqual(expect.arrayContaining(KIMI));
       expect(new Set(reported).size).toBe(4);
@@ -257,9 +271,7 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
     });
 
     it("a Responses step whose call items are replayed (the SDK reports each call twice): each runs once, is answered once", async () => {
-      const events = await recorded('fantasy-responses-gpt4o-multi');
-      const callEvents = events.filter((e) => (e['item'] as Event | undefined)?.['type'] === 'function_call' || String(e['item_id']).startsWith('fc_'));
-      const replayed = replayedAfter(events, callEvents, callEvents);
+      const replayed = await replayedResponse();
       const { ran, tools, pipeline } = arithmetic();
       const responsesStep = () => {
         const model = createOpenAI({ apiKey: 'test-key', fetch: replayingFetch(wire('responses', replayed)) }).responses('gpt-4o');
@@ -269,7 +281,7 @@ describe('every adapter answers a call id once per turn, and a reused one in a l
       const ids = results.map((r) => r.id);
       expect(outline(results)).toEqual(answered(ids, [5, 6]));
       const turn = await runAISDKTurn(pipeline, responsesStep());
-      const reported = turn.messages.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCallId] : [])) : []));
+      const reported = reportedCalls(turn);
       expect(outline(turn.results)).toEqual(answered(ids, [5, 6]));
       expect(reported).toEqual(ids);
       expect(turn.toolMessage?.content.map((part) => part.type === 'tool-result' && part.toolCallId)).toEqual(ids);
