@@ -29,7 +29,13 @@ export interface RunCodeToolOptions {
   readonly runtime: CodeRuntime;
   /** The tool's name. @default 'run_code' */
   readonly name?: string;
-  /** How many of a program's tool calls may run at once (each by its own mode). @default 10 */
+  /**
+   * How many of a program's tool calls may run at once (each by its own mode). Unset, a program's
+   * calls never run more bodies at once than the pipeline's `concurrency`, the bound the host set for
+   * tool bodies; set it to raise or lower that bound for programs explicitly. Each program has a pool of
+   * its own: two programs running together (a `parallel` `run_code`) may each use the whole bound.
+   * @default the pipeline's `concurrency`
+   */
   readonly maxParallelSubCalls?: number;
   /** How the program itself is scheduled among the model's other calls. @default 'exclusive' */
   readonly mode?: ToolMode;
@@ -120,6 +126,13 @@ const DESCRIPTION = [
  * {@link ProgramOutput} with the log of every sub-call. A failed program is a `tool_error` whose cause
  * is a {@link ProgramError}. Cancelling the call aborts the program and its unfinished sub-calls.
  *
+ * A program's calls run in a pool of its own, bounded by the pipeline's `concurrency` unless
+ * `maxParallelSubCalls` sets another bound. A tool with `start: 'after-response'` cannot be called from
+ * a program: it starts only once the model's response has ended, and the program runs inside that
+ * response, so the call is refused at once (a `ToolCallError` with code `restricted` in the program;
+ * `denied` in the log) and never runs. The description leaves it out of the declarations and names it
+ * as a tool to call directly.
+ *
  * In a durable turn (a pipeline with a `journal`, run with a `turn`) the sub-calls are journaled under
  * the program's call. A sub-call whose approver suspends it never settles in the program; once only
  * suspended sub-calls are in flight (and no call came for the runtime's `settleMs`), the program is
@@ -156,7 +169,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
   const {
     runtime,
     name = 'run_code',
-    maxParallelSubCalls = 10,
+    maxParallelSubCalls,
     mode = 'exclusive',
     description = DESCRIPTION,
     maxLoggedSubCalls = 1000,
@@ -165,7 +178,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
   if (typeof runtime?.run !== 'function' || typeof runtime.close !== 'function') fail('runtime', 'a CodeRuntime', runtime);
   const { settleMs = DEFAULT_SETTLE_MS } = runtime;
   if (typeof settleMs !== 'number' || !(settleMs >= 0 && settleMs <= MAX_TIMER_MS)) fail('runtime.settleMs', `0 to ${MAX_TIMER_MS} milliseconds`, settleMs);
-  if (!isCount(maxParallelSubCalls, 1)) {
+  if (maxParallelSubCalls !== undefined && !isCount(maxParallelSubCalls, 1)) {
     fail('maxParallelSubCalls', 'a positive integer or Infinity', maxParallelSubCalls);
   }
   if (typeof description !== 'string') fail('description', 'a string', description);
@@ -192,13 +205,13 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     const subSettings: PipelineSettings = {
       ...settings,
       tools: new Map(tools.map((tool) => [tool.name, tool])),
-      concurrency: maxParallelSubCalls,
+      concurrency: maxParallelSubCalls ?? settings.concurrency,
       maxPending: Infinity,
       onError: 'continue',
     };
     const bound = defineTool({
       name,
-      description: `${description}\n\n${describeTools(tools)}`,
+      description: describeProgramTools(description, tools),
       input,
       mode,
       render: renderOutput,
@@ -230,6 +243,19 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     return markDurableProgram(withHook(bound, bind));
   };
   return withHook(unbound, bind);
+}
+
+/**
+ * The description of the program's tools: the declarations of those it may call, and the names of the
+ * `after-response` ones, which a program cannot call (they start only after the model's response, and
+ * the program runs inside it; a call is refused at once).
+ */
+function describeProgramTools(description: string, tools: readonly AnyTool[]): string {
+  const callable = tools.filter((tool) => tool.start !== 'after-response');
+  const afterResponse = tools.filter((tool) => tool.start === 'after-response').map((tool) => tool.name);
+  const declarations = `${description}\n\n${describeTools(callable)}`;
+  if (afterResponse.length === 0) return declarations;
+  return `${declarations}\n\nNot callable from a program, as they start only after your response has ended: ${afterResponse.join(', ')}. Call them directly, as tool calls of their own.`;
 }
 
 function withHook(tool: AnyTool, bind: (settings: PipelineSettings) => AnyTool): PipelineAwareTool {

@@ -63,6 +63,8 @@ export class SubCalls {
   /** Suspended calls, by id: their promises stay pending. */
   private readonly suspended = new Map<string, { readonly position: number; readonly approval: PendingApproval | undefined }>();
   private settleTimer: NodeJS.Timeout | undefined = undefined;
+  /** The tools whose calls start only after the model's response: a program cannot call them. */
+  private readonly afterResponse: ReadonlySet<string>;
 
   constructor(
     settings: PipelineSettings,
@@ -72,6 +74,7 @@ export class SubCalls {
     private readonly durable?: DurableSubCalls,
   ) {
     this.log = new SubCallLog(limits);
+    this.afterResponse = new Set([...settings.tools.values()].filter((tool) => tool.start === 'after-response').map((tool) => tool.name));
     const onAbort = () => this.stop.abort(parentSignal.reason);
     parentSignal.addEventListener('abort', onAbort, { once: true });
     if (parentSignal.aborted) onAbort();
@@ -98,13 +101,13 @@ export class SubCalls {
       new Promise((resolve, reject) => {
         const position = this.count++;
         const id = `${this.parentId}#${position + 1}`;
-        if (this.stop.signal.aborted) {
-          // The batch no longer takes calls in (the program ended or was cancelled): answered here.
-          const message = 'Not run: the program was cancelled or had ended.';
-          this.log.add(position, { id, name, args, decision: undefined, status: 'cancelled', error: { code: 'cancelled', message }, omitted: undefined, durationMs: 0 });
-          reject(new SubCallError('cancelled', message));
-          return;
-        }
+        const answer = (status: 'cancelled' | 'denied', code: 'cancelled' | 'restricted', message: string) => {
+          this.log.add(position, { id, name, args, decision: undefined, status, error: { code, message }, omitted: undefined, durationMs: 0 });
+          reject(new SubCallError(code, message));
+        };
+        // The batch no longer takes calls in (the program ended or was cancelled): answered here.
+        if (this.stop.signal.aborted) return answer('cancelled', 'cancelled', 'Not run: the program was cancelled or had ended.');
+        if (this.afterResponse.has(name)) return answer('denied', 'restricted', afterResponseRefusal(name));
         this.waiting.set(id, { position, resolve, reject });
         this.durable?.journal.place(position, name, args);
         this.calls.next({ id, name, args });
@@ -168,6 +171,17 @@ export class SubCalls {
     // The model's text, not `error.message`: post-execute policies and budgets may have rewritten or cut it.
     else waiting.reject(new SubCallError(result.error.code, result.content));
   }
+}
+
+/**
+ * Why a program's call of an `after-response` tool is refused. Such a tool starts only once the model's
+ * response has ended, and a program runs inside that response (its own call is part of it): waiting
+ * for the end from inside would wait for the program's own end, which never comes. Refusing at once
+ * keeps the tool's promise — no effect starts on a half-streamed response — and tells the model what
+ * to do instead.
+ */
+function afterResponseRefusal(name: string): string {
+  return `Not run: "${name}" starts only after the model's response has ended (start: 'after-response'), and a program runs inside that response, so it cannot call it. Return what it needs from the program and call it directly, as a tool call of its own.`;
 }
 
 /**

@@ -49,6 +49,10 @@ type PartOf<T extends Part['type']> = Extract<Part, { type: T }>;
  *   (`finish-step` / `finish`): reason `'max_tokens'` for `finishReason: 'length'`, `'content_filter'`
  *   for `'content-filter'`, `'stream_error'` for `'error'`, else `'stream_ended'`; on an `abort` part
  *   with reason `'aborted'`; when the source ends with reason `'stream_ended'`.
+ * - Each call id once per step: a repeated `tool-call` part is the same call, emitted once. A later
+ *   step (after a `start-step`) is a turn of its own: a call there that reuses an earlier step's id
+ *   (providers that number calls per response do) is emitted, never dropped; in the same `run()` the
+ *   pipeline answers it `duplicate_id` (every adapter does the same across responses).
  * - An `error` part, or the source failing: the open calls are emitted as incomplete
  *   (`'stream_error'`), then the Observable errors with that error and stops reading (so
  *   `pipeline.run` rejects with a `SourceError` holding every result). Note that `streamText` reports a
@@ -121,8 +125,12 @@ interface OpenInput {
 class ToolCallReader {
   /** Calls whose input has started and not yet completed, in the order they started. */
   readonly #open = new Map<string, OpenInput>();
-  /** Ids completed, emitted or skipped: a late `tool-input-*` part for one of them is ignored. */
-  readonly #settled = new Set<string>();
+  /**
+   * Ids of this step completed, emitted or skipped: a late `tool-input-*` part, or a repeated
+   * `tool-call`, for one of them is ignored. A step is a turn of its own: a later step that reuses an
+   * id holds a new call, emitted (the pipeline answers it `duplicate_id` in the same run).
+   */
+  #settled = new Set<string>();
 
   /**
    * The step being streamed: each step is one model response, its turn. The SDK names the response
@@ -144,6 +152,7 @@ class ToolCallReader {
     switch (part.type) {
       case 'start-step':
         this.#turn = newTurn();
+        this.#settled = new Set();
         return undefined;
       case 'tool-input-start':
         this.#start(part);
@@ -192,7 +201,7 @@ class ToolCallReader {
 
   #call(part: PartOf<'tool-call'>): void {
     const { toolCallId: id, toolName: name } = part;
-    if (this.#settled.has(id)) return; // a repeated part, or one after its call was cut off: once only
+    if (this.#settled.has(id)) return; // a repeated part of this step, or one after its call was cut off: once only
     this.#open.delete(id);
     this.#settled.add(id);
     if (part.providerExecuted === true) return;

@@ -1,4 +1,4 @@
-import type { ModelMessage, ToolModelMessage } from 'ai';
+import type { AssistantModelMessage, ModelMessage, ToolModelMessage } from 'ai';
 import type { Pipeline, RunOptions } from '../../createPipeline.js';
 import type { ToolResult } from '../../toolResult.js';
 import { fromAISDKStream, type AISDKStreamPart } from './fromAISDKStream.js';
@@ -37,7 +37,7 @@ export interface AISDKTurn {
   /**
    * What to append to `messages`: the step's assistant message, as the SDK assembled it
    * (`response.messages`, without the SDK's own error results for calls it found invalid: the
-   * pipeline answers those), then `toolMessage` when there is one.
+   * pipeline answers those; each tool call once), then `toolMessage` when there is one.
    */
   readonly messages: ModelMessage[];
   /** The text the model wrote in this step. */
@@ -56,7 +56,9 @@ export interface AISDKTurn {
  * `turn.done`.
  *
  * Every call in the assistant message gets exactly one `tool-result` part, in order; a call the stream
- * cut off is in neither (the SDK records only complete calls).
+ * cut off is in neither (the SDK records only complete calls). A call the provider sent twice in the
+ * step (a Responses item replayed: the SDK reports it twice, under one id) runs once, and the assistant
+ * message holds it once — a provider rejects a history with a call id twice.
  *
  * @param pipeline The pipeline that runs the calls (one per process; each turn is a `run()` of it).
  * @param step What `streamText(...)` returned; its `fullStream` is read here (read no other branch).
@@ -85,7 +87,7 @@ export async function runAISDKTurn(pipeline: Pipeline, step: AISDKStep, options?
   const response = await step.response;
   const answer = toAISDKToolMessage(results);
   const toolMessage = answer.content.length > 0 ? answer : undefined;
-  const assistant = response.messages.filter((message) => message.role === 'assistant');
+  const assistant = eachCallOnce(response.messages.filter((message): message is AssistantModelMessage => message.role === 'assistant'));
   return {
     results,
     toolMessage,
@@ -93,4 +95,22 @@ export async function runAISDKTurn(pipeline: Pipeline, step: AISDKStep, options?
     text: await step.text,
     done: toolMessage === undefined,
   };
+}
+
+/**
+ * The assistant messages with each tool call once: the SDK reports a call the provider sent twice in
+ * its step twice, and the adapter emitted it once (`fromAISDKStream`: each call id once per step).
+ */
+function eachCallOnce(messages: readonly AssistantModelMessage[]): AssistantModelMessage[] {
+  const seen = new Set<string>();
+  return messages.map((message) => {
+    if (typeof message.content === 'string') return message;
+    const content = message.content.filter((part) => {
+      if (part.type !== 'tool-call') return true;
+      if (seen.has(part.toolCallId)) return false;
+      seen.add(part.toolCallId);
+      return true;
+    });
+    return content.length === message.content.length ? message : { ...message, content };
+  });
 }

@@ -33,10 +33,11 @@ interface OpenBlock {
  * complete blocks `message_start` already carries included — so the `tool_use` blocks it keeps are
  * exactly the calls the adapter emitted. Untrusted input: anything malformed is skipped. Internal.
  *
- * Two differences make the message one Anthropic accepts back: a text block that stayed empty is left
- * out (the API rejects empty text blocks, though it streams them), and a tool block whose fragments are
+ * Three differences make the message one Anthropic accepts back: a text block that stayed empty is left
+ * out (the API rejects empty text blocks, though it streams them); a tool block whose fragments are
  * not a JSON object (cut off by `max_tokens`, or malformed) gets `input: {}` — its `tool_result` tells
- * the model what was wrong.
+ * the model what was wrong; and a `tool_use` block whose id the message already holds (the same block
+ * in `message_start` and streamed, or replayed) is left out, as the API rejects a repeated id.
  *
  * @example
  * ```ts
@@ -54,6 +55,8 @@ export class AssistantMessageAssembler {
   #inMessage = false;
   /** The last `stop_reason` reported. */
   #stopReason: string | undefined;
+  /** The ids of the `tool_use` blocks the message holds: each once. */
+  readonly #toolUseIds = new Set<string>();
 
   /** Why the model stopped (`'tool_use'`, `'end_turn'`, `'max_tokens'`, `'pause_turn'`, …), once reported. */
   get stopReason(): string | undefined {
@@ -108,13 +111,24 @@ export class AssistantMessageAssembler {
     if (typeof stopReason === 'string') this.#stopReason = stopReason;
     const content = isObject(message) ? message['content'] : undefined;
     if (!Array.isArray(content)) return;
-    for (const block of content as unknown[]) if (isRecord(block)) this.#blocks.push({ ...block });
+    for (const block of content as unknown[]) if (isRecord(block) && this.#holds(block)) this.#blocks.push({ ...block });
+  }
+
+  /** Whether the message takes `block`: any block but a `tool_use` whose id it already holds. */
+  #holds(block: Record<string, unknown>): boolean {
+    const id = block['id'];
+    if (block['type'] !== 'tool_use' || typeof id !== 'string') return true;
+    if (this.#toolUseIds.has(id)) return false;
+    this.#toolUseIds.add(id);
+    return true;
   }
 
   #start(index: unknown, block: unknown): void {
     if (typeof index !== 'number' || !isRecord(block)) return;
     // A second start for an open index (a broken stream): the first block stays as it got.
     this.#close(index);
+    // A repeated `tool_use` (its deltas find no open block, and are dropped with it).
+    if (!this.#holds(block)) return;
     const copy = { ...block };
     this.#blocks.push(copy);
     this.#open.set(index, { block: copy, json: '', streamed: false });

@@ -28,6 +28,12 @@ import { ToolUseAssembler } from './toolUseAssembler.js';
  * (a broken or tampered stream): they are ignored, and a `tool_use` among them is never emitted, so it
  * never runs. A source that carries several messages one after the other is read message by message.
  *
+ * **Each call once per turn.** A turn is a message (its `message.id`). A `tool_use` block whose id the
+ * turn already has — the same block in `message_start.message.content` and streamed, or replayed — is
+ * the same call: it is emitted once, so it runs once and gets one result. A later message (another
+ * id) that reuses an id holds a new call: it is emitted, and the pipeline answers it `duplicate_id`
+ * when it reaches the same `run()` as the first (every adapter does the same across responses).
+ *
  * **What is not ours.** `server_tool_use` and `mcp_tool_use` blocks run on Anthropic's side; text,
  * thinking and result blocks carry no call; `ping` and event types this adapter does not know are
  * skipped.

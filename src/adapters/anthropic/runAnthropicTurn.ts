@@ -17,7 +17,12 @@ import { toAnthropicToolResults, type AnthropicToolResultMessage } from './toAnt
  * ```
  */
 export interface AnthropicTurn {
-  /** One result per `tool_use` block, in the model's order. Empty when the model called no tool. */
+  /**
+   * One result per `tool_use` block, in the model's order. Empty when the model called no tool. A block
+   * repeated in its message (in `message_start` and streamed too, or replayed) is one call, answered
+   * once; a later message of the same source that reuses an id holds a new call, answered `duplicate_id`
+   * here but left out of `message` and `toolResults` (Anthropic takes each `tool_use` id once).
+   */
   readonly results: readonly ToolResult[];
   /**
    * The assistant message as the model streamed it, assembled from the same events: text (empty text
@@ -25,7 +30,7 @@ export interface AnthropicTurn {
    * whose call is in `results` (a block whose arguments were cut off or malformed has `input: {}`).
    */
   readonly message: AnthropicAssistantMessage;
-  /** The user message with one `tool_result` per `tool_use`, in order; `undefined` when there were no calls. */
+  /** The user message with one `tool_result` per `tool_use` id, in order; `undefined` when there were no calls. */
   readonly toolResults: AnthropicToolResultMessage | undefined;
   /**
    * What to append to the conversation: `message` (unless it has no content: the API rejects an empty
@@ -89,7 +94,7 @@ export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEven
   const results = await pipeline.run(readAnthropicCalls(events, (event) => assembler.push(event)), options);
   const message = assembler.message();
   const stopReason = assembler.stopReason;
-  const toolResults = results.length > 0 ? toAnthropicToolResults(results) : undefined;
+  const toolResults = results.length > 0 ? toAnthropicToolResults(firstPerId(results)) : undefined;
   const messages: AnthropicTurn['messages'] = message.content.length > 0 ? [message] : [];
   if (toolResults !== undefined) messages.push(toolResults);
   return {
@@ -101,4 +106,18 @@ export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEven
     stopReason,
     done: results.length === 0 && stopReason !== 'pause_turn',
   };
+}
+
+/**
+ * The first result of each call id. A message of the source that reused an id of an earlier one holds a
+ * new call, answered `duplicate_id` in `results`; the assistant message holds that id's block once, so
+ * its one `tool_result` is the first call's.
+ */
+function firstPerId(results: readonly ToolResult[]): ToolResult[] {
+  const seen = new Set<string>();
+  return results.filter((result) => {
+    if (seen.has(result.id)) return false;
+    seen.add(result.id);
+    return true;
+  });
 }

@@ -44,6 +44,11 @@ export class ToolUseAssembler {
 
   /** The message being streamed, by its id: the turn of its calls. */
   #turn: string | undefined;
+  /**
+   * The ids of the calls of this turn, emitted or open: a `tool_use` block with one of them is the same
+   * call again (in `message_start` and streamed too, or replayed) and is neither emitted nor answered twice.
+   */
+  #claimed = new Set<string>();
 
   constructor(private readonly sink: (call: ToolCall) => void) {}
 
@@ -127,13 +132,17 @@ export class ToolUseAssembler {
   #startMessage(message: unknown): void {
     this.cutOff('stream_error');
     this.#inMessage = true;
-    this.#turn = isObject(message) ? turnId(message['id']) : undefined;
+    const turn = isObject(message) ? turnId(message['id']) : undefined;
+    // The same message id again is the same turn replayed; any other message is a turn of its own,
+    // where an id an earlier one used is a new call (the pipeline answers it `duplicate_id`).
+    if (turn === undefined || turn !== this.#turn) this.#claimed = new Set();
+    this.#turn = turn;
     const stopReason = isObject(message) ? message['stop_reason'] : undefined;
     this.#stopReason = typeof stopReason === 'string' ? stopReason : undefined;
     const content = isObject(message) ? message['content'] : undefined;
     if (!Array.isArray(content)) return;
     for (const block of content as unknown[]) {
-      if (!isObject(block) || block['type'] !== 'tool_use') continue;
+      if (!isObject(block) || block['type'] !== 'tool_use' || !this.#claim(block['id'])) continue;
       // As sent, like a block's start `input`: the pipeline's intake answers a malformed one.
       this.emit({ id: block['id'] as string, name: block['name'] as string, args: block['input'] });
     }
@@ -150,6 +159,8 @@ export class ToolUseAssembler {
       this.#open.delete(index);
       this.emit({ id: previous.id, name: previous.name, args: new IncompleteArguments('stream_error', previous.text) });
     }
+    // A block of a call this turn already has (from `message_start`, or replayed): that call is answered once.
+    if (!this.#claim(block['id'])) return;
     this.#open.set(index, {
       // Passed on as sent even when not strings: the pipeline's intake answers a malformed call with an
       // `invalid_call` result rather than this adapter dropping it.
@@ -159,6 +170,17 @@ export class ToolUseAssembler {
       text: '',
       streamed: false,
     });
+  }
+
+  /**
+   * Takes `id` for a call of this turn; false when the turn already has a call with it. A block without
+   * a string id is no repeat of anything: the pipeline answers each such call `invalid_call`.
+   */
+  #claim(id: unknown): boolean {
+    if (typeof id !== 'string') return true;
+    if (this.#claimed.has(id)) return false;
+    this.#claimed.add(id);
+    return true;
   }
 
   #delta(index: unknown, delta: unknown): void {

@@ -20,7 +20,9 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
  * same `index` (or none) and brings no other non-empty `id`; otherwise it starts the next call. So a
  * new index starts a call, and so does a new id on the same index (Ollama sends every call as `index:
  * 0`, each with its own id), while a fragment that repeats the call's id, or sends `id: ""`, continues
- * it. `id` and `function.name` come with the call's first fragment (a later non-empty name replaces
+ * it — unless it sends the call again whole (a name, and arguments that open an object, once the
+ * call's arguments are a complete JSON object, which nothing can continue): that is the same call, and
+ * the fragment is dropped. `id` and `function.name` come with the call's first fragment (a later non-empty name replaces
  * it, as the SDK's own accumulator does; a later id only fills in a missing one), and the
  * `function.arguments` fragments are concatenated. A call is complete when the next call starts or
  * when `finish_reason` arrives — also when several calls and the finish come in one chunk.
@@ -43,7 +45,11 @@ type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;
  *
  * Only choice `0` is read: tool calling uses `n: 1`. Chunks without it (the `choices: []` usage
  * chunk), text and refusal deltas, the legacy `function_call` delta and unknown fields are ignored, as
- * is a late fragment of a call already emitted (an index or id seen before, and no new id).
+ * is a late fragment of a call already emitted in the same completion (an index or id seen before,
+ * and no new id). A later completion of the source (another chunk `id`) starts afresh: a call there that
+ * reuses an earlier completion's id (Kimi numbers its calls per response: `functions.add:0`) is a new
+ * call, emitted, and the pipeline answers it `duplicate_id` in the same run (every adapter does the
+ * same across responses).
  *
  * Unsubscribing stops reading the source (an async iterable's `return()` is called, which makes the
  * SDK's stream close the request).
@@ -114,9 +120,12 @@ interface OpenCall {
 class ChatToolCallAssembler {
   /** The call being streamed: servers stream one call at a time. */
   #open: OpenCall | undefined;
-  /** Indexes and ids of the calls emitted so far: a late fragment of one of them is dropped. */
-  readonly #doneIndexes = new Set<number>();
-  readonly #doneIds = new Set<string>();
+  /**
+   * Indexes and ids of the calls of this completion emitted so far: a late fragment of one of them is
+   * dropped. A later completion starts afresh: a call there that reuses an id is a new call.
+   */
+  #doneIndexes = new Set<number>();
+  #doneIds = new Set<string>();
 
   /** The completion being streamed, by its id. */
   #turn: string | undefined;
@@ -126,7 +135,12 @@ class ChatToolCallAssembler {
   push(chunk: ChatCompletionChunk): void {
     if (!isObject(chunk)) return;
     // The completion's id, on every chunk (Azure's filter-results chunk has `id: ""`).
-    this.#turn = turnId(chunk.id) ?? this.#turn;
+    const turn = turnId(chunk.id);
+    if (turn !== undefined && turn !== this.#turn) {
+      this.#turn = turn;
+      this.#doneIndexes = new Set();
+      this.#doneIds = new Set();
+    }
     const choice = firstChoice(chunk);
     if (choice === undefined) return;
     const delta = choice['delta'];
@@ -170,6 +184,8 @@ class ChatToolCallAssembler {
       if (id === undefined ? index !== undefined && this.#doneIndexes.has(index) : this.#doneIds.has(id)) return;
       this.close(undefined); // the next call starts: the previous one is complete
       open = this.#open = { index, turn: this.#turn, id: '', name: '', args: '' };
+    } else if (resends(open, id, fragment)) {
+      return; // the call sent again whole, as its first fragment: the same call, once
     }
     if (id !== undefined) open.id = id;
     const fn = fragment.function;
@@ -199,6 +215,19 @@ export function firstChoice(chunk: unknown): Record<string, unknown> | undefined
  */
 function continues(open: OpenCall | undefined, index: number | undefined, id: string | undefined): open is OpenCall {
   return open !== undefined && (index === undefined || index === open.index) && (id === undefined || open.id === '' || id === open.id);
+}
+
+/**
+ * Whether a fragment that continues the open call sends it again whole: its id again, with a name and
+ * arguments that open an object, while the call's arguments already are a complete JSON object —
+ * appended, they could only make it invalid. (Novita's re-send of a call whose first arguments were
+ * `""` continues it: those are no object yet.)
+ */
+function resends(open: OpenCall, id: string | undefined, fragment: ToolCallFragment): boolean {
+  const fn: unknown = fragment.function;
+  if (id === undefined || id !== open.id || !isObject(fn)) return false;
+  const { name, arguments: args } = fn;
+  return typeof name === 'string' && name !== '' && typeof args === 'string' && args.trimStart().startsWith('{') && isJsonObject(open.args);
 }
 
 function isJsonObject(text: string): boolean {

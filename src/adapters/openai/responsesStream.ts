@@ -16,7 +16,9 @@ import { ResponsesCallAssembler } from './responsesCallAssembler.js';
  * `output_index` when either side lacks an item id), so interleaved calls are told apart. The call is
  * emitted once, as `{ id: call_id, name, args }` with `args` the arguments text, at whichever comes
  * first of `response.function_call_arguments.done` and `response.output_item.done` (the final text
- * they carry wins over the concatenated deltas). The pipeline's intake parses `args`.
+ * they carry wins over the concatenated deltas). The pipeline's intake parses `args`. A later response
+ * is read by an Observable of its own: a call there that reuses a `call_id` is a new call, and the
+ * pipeline answers it `duplicate_id` when both reach one `run()` (every adapter does the same).
  *
  * The Observable completes at `response.completed` or `response.incomplete` (one Observable per
  * response, also over a connection that stays open) or when the source ends. Calls whose arguments

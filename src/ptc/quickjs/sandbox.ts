@@ -242,9 +242,13 @@ export class SandboxRun {
   }
 
   private failWith(error: QuickJSHandle): void {
-    const kind = this.stopKind();
+    let kind = this.stopKind();
     if (kind !== undefined) return this.fail(kind, undefined);
     const thrown = this.described(error);
+    // Describing runs the program's own getters and `toString`: one that loops is stopped by the
+    // interrupt handler, and the program then ran past its limit: the kind is decided after they ran.
+    kind = this.stopKind();
+    if (kind !== undefined) return this.fail(kind, undefined);
     // Out of memory, QuickJS cannot allocate its error object and throws null instead (and may not manage
     // to describe anything). Its memory stops growing when it cannot grow by 5% more, so a full memory
     // can be a little short of the limit.

@@ -134,7 +134,7 @@ function splitResponses(format: WireFormat, items: readonly unknown[]): { start:
 }
 
 /** Parsed items as the provider's SSE body (`event:` lines for the formats that have them). */
-function toSSE(format: WireFormat, items: readonly unknown[]): string {
+export function toSSE(format: WireFormat, items: readonly unknown[]): string {
   const body = items
     .map((item) => {
       const type = isRecord(item) && typeof item['type'] === 'string' ? item['type'] : undefined;
