@@ -3,7 +3,7 @@ import type { Subscriber } from 'rxjs';
 import type { OnError } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
 import type { CancelReason } from '../toolError.js';
-import { describeError, quote } from './describe.js';
+import { describeError } from './describe.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
 import type { BatchCancel } from './batchCancel.js';
 import { BodyRun } from './bodyRun.js';
@@ -17,6 +17,8 @@ import { rateLimiterTokens } from '../schedule/rateLimiter.js';
 import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
+import { refuseStart } from './refuseStart.js';
+import { SuspendedPlaces } from './suspendedPlaces.js';
 import { emitRetry } from './recordEvents.js';
 import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
 
@@ -89,13 +91,8 @@ export class CallPool implements BodySink {
   private sourceError: { readonly error: unknown } | undefined = undefined;
   /** Set once everything is cancelled (the run's signal). */
   private cancellation: Cancellation | undefined = undefined;
-  /**
-   * Suspended calls (durable turns) hold their place as unfinished calls: any later exclusive call
-   * must wait behind the first (`exclusiveWaits`), and every later call behind an exclusive one
-   * (`everyoneWaits`). Calls that may not overtake them are suspended too (`behind_suspended`).
-   */
-  private exclusiveWaits: CallRecord | undefined = undefined;
-  private everyoneWaits: CallRecord | undefined = undefined;
+  /** Suspended calls (durable turns) hold their place: the calls that may not overtake them are suspended too. */
+  private readonly suspended = new SuspendedPlaces();
   /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
   private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** Calls waiting for, or holding, a permit of their tool's limit. */
@@ -135,8 +132,10 @@ export class CallPool implements BodySink {
     if (this.closed) return;
     this.outstanding++;
     const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn) ?? this.responseFailed(record)) : undefined;
-    if (record.status === 'suspended' || (record.status === undefined && cancellation === undefined && this.waitsBehindSuspended(record))) {
-      this.holdPlace(record);
+    if (record.status === 'suspended') {
+      this.suspended.hold(record);
+      this.emit(record);
+    } else if (record.status === undefined && cancellation === undefined && this.suspended.stopped(record)) {
       this.emit(record);
     } else if (record.error?.code === 'outcome_unknown' && cancellation === undefined) {
       // A resumed call whose body ran, maybe, before a crash: it fails where it would have run.
@@ -289,12 +288,8 @@ export class CallPool implements BodySink {
    */
   private suspendBody(record: CallRecord, suspended: BodySuspended): void {
     record.fail('suspended', suspended.error);
-    this.holdPlace(record);
-    const behind = this.queue.removeWhere((queued) => {
-      if (!this.waitsBehindSuspended(queued)) return false;
-      this.holdPlace(queued);
-      return true;
-    });
+    this.suspended.hold(record);
+    const behind = this.queue.removeWhere((queued) => this.suspended.stopped(queued));
     this.pump();
     this.emit(record);
     for (const queued of behind) this.emit(queued);
@@ -355,24 +350,6 @@ export class CallPool implements BodySink {
     }
     for (const record of cancelled) this.emit(record);
     this.pump(); // the calls of other turns may start in the slots just freed
-  }
-
-  /** Whether an admitted call may not start because a suspended call ahead of it is a barrier to it. */
-  private waitsBehindSuspended(record: CallRecord): boolean {
-    const by = this.everyoneWaits ?? (record.tool!.mode === 'exclusive' ? this.exclusiveWaits : undefined);
-    if (by === undefined) return false;
-    record.fail('suspended', {
-      code: 'behind_suspended',
-      message: `Suspended: this call may not start before call ${quote(by.id)} (${by.name}), which is suspended, has finished.`,
-      byCallId: by.id,
-    });
-    return true;
-  }
-
-  /** A suspended call stays unfinished for the calls behind it: it is a barrier as its mode says. */
-  private holdPlace(record: CallRecord): void {
-    this.exclusiveWaits ??= record;
-    if (record.tool?.mode === 'exclusive') this.everyoneWaits ??= record;
   }
 
   /** Teardown: abort whatever still holds a slot, drop timers, listeners and the queue. */
@@ -518,24 +495,7 @@ export class CallPool implements BodySink {
     }
     if (refusal === undefined) return this.invoke(record);
     this.release(record);
-    record.decision = 'deny';
-    if (refusal.kind === 'deny') {
-      const { policy, reason } = refusal;
-      record.addTrace({ stage: 'start', event: 'decision', policy, decision: 'deny', reason });
-      const why = reason === undefined ? '' : `: ${reason}`;
-      const reasons = reason === undefined ? [] : [reason];
-      record.fail('denied', { code: 'denied', message: `Denied before it started, by policy "${policy}"${why}.`, policy, reasons, stage: 'start' });
-    } else {
-      const { policy, message, cause } = refusal;
-      record.addTrace({ stage: 'start', event: 'failed', policy, message });
-      record.fail('denied', {
-        code: 'policy_error',
-        message: `Denied: the start check of policy "${policy}" ${message} (policies fail closed).`,
-        stage: 'start',
-        policy,
-        cause,
-      });
-    }
+    refuseStart(record, refusal);
     // A denial is a decision, not a failure: it cancels nothing.
     this.pump();
     this.emit(record);
