@@ -34,7 +34,7 @@ import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
  *    timeout) under `'cancel-rest'` (the default of exclusive tools) cancels every unfinished call of
  *    its turn: queued ones and later arrivals of that turn get `cancelled` results without starting;
  *    running ones get theirs at once and see their signal abort. Other turns go on. The run's signal
- *    cancels every turn.
+ *    cancels every turn. How long a turn stays cancelled is the batch's (`CancelledTurns`).
  * 4. A timed-out or cancelled body keeps its slot until it settles, at most `abortGraceMs`, so a body
  *    that honours its signal never overlaps its successor, and one that ignores it cannot stall the pool.
  * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when
@@ -93,8 +93,6 @@ export class CallPool implements BodySink {
   private cancellation: Cancellation | undefined = undefined;
   /** Suspended calls (durable turns) hold their place: the calls that may not overtake them are suspended too. */
   private readonly suspended = new SuspendedPlaces();
-  /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
-  private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
   /** Calls waiting for, or holding, a permit of their tool's limit. */
   private readonly limits: LimitWaits;
   /** Calls waiting for, or holding, a token of their tool's rate limit (after their limit's permit). */
@@ -131,7 +129,8 @@ export class CallPool implements BodySink {
   next(record: CallRecord): void {
     if (this.closed) return;
     this.outstanding++;
-    const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn) ?? this.responseFailed(record)) : undefined;
+    // Cancelled on arrival: everything (the run's signal), or its turn while the batch remembers it.
+    const cancellation = record.status === undefined ? (this.batch.cancellationOf(record) ?? this.responseFailed(record)) : undefined;
     if (record.status === 'suspended') {
       this.suspended.hold(record);
       this.emit(record);
@@ -312,9 +311,7 @@ export class CallPool implements BodySink {
     } else {
       if (this.settings.programBatch === true) return; // the program decides
       const turn = by?.turn;
-      if (this.cancelledTurns.has(turn)) return;
-      this.cancelledTurns.set(turn, cancellation);
-      this.batch.cancelTurn(turn, cancellation);
+      if (!this.batch.cancelTurn(turn, cancellation)) return; // cancelled already
       reached = (record) => record.turn === turn;
     }
     const cancelled: CallRecord[] = [];
@@ -594,6 +591,7 @@ export class CallPool implements BodySink {
   private emit(record: CallRecord): void {
     if (this.closed) return;
     this.outstanding--;
+    this.batch.answered(record);
     this.destination.next(record);
     // After delivering: resuming may start and finish other calls, and even complete the output.
     this.trackOrder(record.index);
