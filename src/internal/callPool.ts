@@ -57,10 +57,15 @@ import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
  *    its own timeout. A timed-out attempt is aborted first; the delay starts once it settled (at most
  *    `abortGraceMs`), so attempts never overlap. Cancelling the call or closing the pool clears a
  *    pending delay, and no attempt starts after it. The report of an earlier attempt is ignored.
+ *    A rate-limited tool's next attempt takes a token of its own: while none is free, an exclusive call
+ *    waits in its slot (alone: nothing of its pool holds or waits for a token), a parallel one gives its
+ *    slot back and waits parked, returning through `granted` — a call in a slot never waits for a token
+ *    a slot-less call holds, so slots and tokens cannot deadlock. That wait has the call's time limit
+ *    (`timeoutMs`, else `defaultTimeoutMs`) from the delay's end: past it the call is answered `timeout`.
  * 8c. A call of a tool with a `rateLimit` then takes a token the same way (a second `LimitWaits`), once
  *    it holds its permit and a slot is free: so no token goes to a call that cannot start. The token is
  *    spent when the body starts and returned if it never does (a start check denied it, it was
- *    cancelled); a call parked for a token keeps its permit, returned if it is cancelled.
+ *    cancelled, it timed out waiting); a call parked for a token keeps its permit, returned if it ends.
  * 8d. A call of a tool with `start: 'after-response'` waits, before its limits, until the source completed:
  *    a parallel one leaves the queue for `responseWaits` (holding no slot, blocking nobody) and goes
  *    first once the source completed; an exclusive one waits at the head, and an exclusive head waits
@@ -244,30 +249,46 @@ export class CallPool implements BodySink {
   }
 
   /**
-   * Between attempts the call holds its slot with a run of its own that nothing executes: cancelling
+   * Through the delay the call holds its slot with a run of its own that nothing executes: cancelling
    * it frees the slot at once (its `stopBody` says the body is finished) and clears the delay. Holding
    * the slot keeps the pool's promises simple — an exclusive call stays alone between its attempts,
    * a call's place in `concurrency` does not go to calls behind it only to be waited for again, and
-   * `maxPending` keeps counting it as running.
+   * `maxPending` keeps counting it as running. (A wait for a token after the delay is another matter:
+   * see `retryNow`.)
    */
   private backOff(record: CallRecord, delayMs: number): void {
     const failed = record.run!;
     failed.done = true;
     failed.clearTimer();
     const waiting = new BodyRun(failed.exclusive);
-    waiting.stopBody = () => true;
+    waiting.stopBody = BETWEEN_ATTEMPTS;
     record.run = waiting;
     waiting.timer = this.settings.scheduler.schedule(this.onBackoffOver, delayMs, record);
   }
 
-  /** The delay is over: the next attempt starts, unless the call was decided (cancelled) meanwhile. */
+  /**
+   * The delay is over: the next attempt starts, unless the call was decided (cancelled) meanwhile. An
+   * attempt of a rate-limited tool is a body start and takes a token too (see 8b): while none is free,
+   * an exclusive call waits in its slot, a parallel one out of it, on the call's deadline.
+   */
   private retryNow(record: CallRecord): void {
     const run = record.run!;
     run.timer = undefined;
     if (run.done || this.closed || record.status !== undefined) return;
-    // Every attempt of a rate-limited tool is a body start: it takes a token too, waiting (in its slot)
-    // for one if none is free; the wait is withdrawn if the call ends meanwhile (see `release`).
-    if (record.tool!.rateLimit !== undefined && this.rates.retake(record, () => this.retryNow(record)) === 'waiting') return;
+    const token = record.tool!.rateLimit === undefined ? 'held' : this.rates.retake(record, run.exclusive, () => this.attemptAgain(record));
+    if (token === 'held') return this.attemptAgain(record);
+    const timeoutMs = this.timeoutOf(record);
+    if (timeoutMs !== undefined) run.timer = this.deadlines.add(record, timeoutMs);
+    if (token === 'parked') {
+      this.running.delete(record); // back through `granted`, ahead of the queue, once it has its token
+      this.pump();
+    }
+  }
+
+  /** The next attempt starts, in the call's slot (with its token, for a rate-limited tool). */
+  private attemptAgain(record: CallRecord): void {
+    const run = record.run!;
+    run.clearTimer(); // the wait's deadline
     run.stopBody = undefined;
     if (record.tool!.rateLimit !== undefined) this.rates.spend(record);
     this.attempt(record);
@@ -332,16 +353,21 @@ export class CallPool implements BodySink {
       record.cancel(cancellation);
       cancelled.push(record);
     }
-    // Calls parked on a rate limit hold their limit's permit: it is returned too.
+    // Calls parked on a rate limit hold their limit's permit: it is returned too. A parked retry's run ends.
     for (const record of [...this.rates.removeWhere(reached), ...this.limits.removeWhere(reached)]) {
-      this.limits.release(record);
+      if (record.started) {
+        record.endedAt = performance.now();
+        this.release(record);
+      } else {
+        this.limits.release(record);
+      }
       record.cancel(cancellation);
       cancelled.push(record);
     }
     for (const record of queued) {
       // An exclusive head waiting for its limit or token: it held nothing else.
-      this.rates.forget(record);
-      this.limits.forget(record);
+      this.rates.release(record);
+      this.limits.release(record);
       if (record.status === undefined) record.cancel(cancellation); // an outcome_unknown keeps its outcome
       cancelled.push(record);
     }
@@ -378,15 +404,12 @@ export class CallPool implements BodySink {
     if (this.pumping) return; // the loop below is on the stack and will see the new state
     this.pumping = true;
     try {
-      const { queue, running, settings } = this;
-      const { limits, rates } = this;
+      const { queue, running, settings, limits, rates, responseWaits } = this;
       while (!this.closed && this.cancellation === undefined) {
         // Parked calls granted their permit or token, or whose response ended, came before the queue: they go first.
-        const { responseWaits } = this;
-        const responded = this.sourceDone && responseWaits.length > 0;
-        if (rates.granted.length > 0 || limits.granted.length > 0 || responded) {
+        if (rates.granted.length > 0 || limits.granted.length > 0 || (this.sourceDone && responseWaits.length > 0)) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
-          const record = rates.granted.length > 0 ? rates.granted.shift()! : limits.granted.length > 0 ? limits.granted.shift()! : responseWaits.shift()!;
+          const record = rates.takeGranted() ?? limits.takeGranted() ?? responseWaits.shift()!;
           const acquired = this.admit(record, false);
           if (acquired === 'held') this.start(record, false);
           else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
@@ -436,7 +459,7 @@ export class CallPool implements BodySink {
     const permit = limit === undefined ? 'held' : this.limits.acquire(record, exclusive);
     if (permit !== 'held' || rateLimit === undefined) return permit;
     const token = this.rates.acquire(record, exclusive);
-    if (typeof token !== 'string') this.limits.forget(record);
+    if (typeof token !== 'string') this.limits.release(record);
     return token;
   }
 
@@ -448,6 +471,7 @@ export class CallPool implements BodySink {
 
   private start(record: CallRecord, exclusive: boolean): void {
     this.running.add(record);
+    if (record.started) return this.attemptAgain(record); // a retry back with its token (see retryNow)
     record.run = new BodyRun(exclusive);
     if (exclusive) this.exclusiveRunning = true;
     const checks = record.startChecks;
@@ -523,6 +547,7 @@ export class CallPool implements BodySink {
     run.timer = undefined;
     if (record.status !== undefined || this.closed) return;
     const timeoutMs = this.timeoutOf(record)!;
+    if (run.stopBody === BETWEEN_ATTEMPTS) return this.waitedTooLong(record, timeoutMs);
     const failure = { code: 'timeout', message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`, timeoutMs } as const;
     const delayMs = this.retryDelayAfter(record, failure);
     const reason = new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError');
@@ -537,6 +562,17 @@ export class CallPool implements BodySink {
     const finished = run.abort(reason);
     if (finished) this.release(record);
     else this.holdForGrace(record);
+    this.failed(record);
+    this.pump();
+  }
+
+  /** A retried call did not get its token (or, parked, its slot back) within its time limit: it ends so. */
+  private waitedTooLong(record: CallRecord, timeoutMs: number): void {
+    const slot = this.running.has(record) ? '' : ', or the pool a free slot';
+    const message = `Tool "${record.name}" timed out after ${timeoutMs} ms waiting to start attempt ${record.attempts + 1}: its rate limit had no token for it${slot}.`;
+    record.endedAt = performance.now();
+    record.fail('error', { code: 'timeout', message, timeoutMs });
+    this.release(record);
     this.failed(record);
     this.pump();
   }
@@ -584,7 +620,7 @@ export class CallPool implements BodySink {
     if (run.exclusive) this.exclusiveRunning = false;
     // Last: the permit (or a token the body never spent) may start a waiter at once.
     if (record.tool!.limit !== undefined) this.limits.release(record);
-    if (record.tool!.rateLimit !== undefined) this.rates.forget(record); // a token held, or a retry's wait for one
+    if (record.tool!.rateLimit !== undefined) this.rates.release(record); // a token held, or a retry's wait for one
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 
@@ -621,6 +657,8 @@ export class CallPool implements BodySink {
 }
 
 const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
+/** The `stopBody` of a run between attempts: no body runs, so stopping it frees its slot at once. */
+const BETWEEN_ATTEMPTS = (): boolean => true;
 const RESPONSE_FAILED: Cancellation = Object.freeze({ reason: 'response_failed', by: undefined });
 
 const limitGate = (record: CallRecord): GateOf => {
