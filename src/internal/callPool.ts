@@ -18,6 +18,7 @@ import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
 import { refuseStart } from './refuseStart.js';
+import { ResultOrder } from './resultOrder.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { emitRetry } from './recordEvents.js';
 import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
@@ -38,7 +39,9 @@ import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
  * 4. A timed-out or cancelled body keeps its slot until it settles, at most `abortGraceMs`, so a body
  *    that honours its signal never overlaps its successor, and one that ignores it cannot stall the pool.
  * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when
- *    nothing runs, the head) may start: memory stays bounded behind a straggler.
+ *    nothing runs, any) may start — the queue's head, a call granted its permit or token, an
+ *    `after-response` call: memory stays bounded behind a straggler (`ResultOrder`). A retry started
+ *    before: its next attempt, in its slot or back from a wait for a token, is held back by nothing.
  * 6. Completion waits for every received call's result; a source error is forwarded after them.
  * 7. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
  *    and listener. Reports from bodies after teardown are ignored.
@@ -88,10 +91,8 @@ export class CallPool implements BodySink {
   private exclusiveRunning = false;
   /** Received records whose result is not yet emitted. */
   private outstanding = 0;
-  /** The lowest index not yet emitted: results above it wait in the reorder buffer. */
-  private lowestOpen = 0;
-  /** Indices emitted above `lowestOpen`: the results waiting for it. */
-  private readonly emittedAhead = new Set<number>();
+  /** The results against model order: who may start while `maxPending` results wait (rule 5). */
+  private readonly order: ResultOrder;
   private sourceDone = false;
   private sourceError: { readonly error: unknown } | undefined = undefined;
   /** Set once everything is cancelled (the run's signal). */
@@ -127,6 +128,7 @@ export class CallPool implements BodySink {
     this.limits = new LimitWaits(pump, limitGate, settings.scheduler, 'limit');
     this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
     this.deadlines = new Deadlines(settings.scheduler, (record) => this.timeout(record));
+    this.order = new ResultOrder(settings.maxPending);
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -409,11 +411,14 @@ export class CallPool implements BodySink {
         // Parked calls granted their permit or token, or whose response ended, came before the queue: they go first.
         if (rates.granted.length > 0 || limits.granted.length > 0 || (this.sourceDone && responseWaits.length > 0)) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
-          const record = rates.takeGranted() ?? limits.takeGranted() ?? responseWaits.shift()!;
-          const acquired = this.admit(record, false);
-          if (acquired === 'held') this.start(record, false);
-          else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
-          continue;
+          const record = rates.takeGranted(this.startable) ?? limits.takeGranted(this.startable) ?? this.responded();
+          if (record !== undefined) {
+            const acquired = this.admit(record, false);
+            if (acquired === 'held') this.start(record, false);
+            else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
+            continue;
+          }
+          // `maxPending` holds them back (rule 5): only the straggler may start, maybe the queue's head.
         }
         const head = queue.peek();
         if (head === undefined) break;
@@ -421,10 +426,7 @@ export class CallPool implements BodySink {
         const blocked = exclusive
           ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive || responseWaits.length > 0
           : this.exclusiveRunning || running.size >= settings.concurrency;
-        if (blocked) break;
-        // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
-        // nothing runs (then starting is the only way forward).
-        if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
+        if (blocked || !this.startable(head)) break;
         if (head.status === undefined && head.tool!.start === 'after-response' && !this.sourceDone) {
           if (exclusive) break; // it waits at the head: nothing passes it
           responseWaits.push(queue.shift()!);
@@ -446,6 +448,15 @@ export class CallPool implements BodySink {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** Whether a call may start by rule 5 (`maxPending`), whichever way it came; a retry always may. */
+  private readonly startable = (record: CallRecord): boolean => record.started || this.order.mayStart(record.index, this.running.size === 0);
+
+  /** The oldest parallel `after-response` call, once the response ended, if it may start now. */
+  private responded(): CallRecord | undefined {
+    const next = this.sourceDone ? this.responseWaits.peek() : undefined;
+    return next !== undefined && this.startable(next) ? this.responseWaits.shift() : undefined;
   }
 
   /**
@@ -630,21 +641,8 @@ export class CallPool implements BodySink {
     this.batch.answered(record);
     this.destination.next(record);
     // After delivering: resuming may start and finish other calls, and even complete the output.
-    this.trackOrder(record.index);
+    if (this.order.answered(record.index)) this.pump();
     this.closeIfDone();
-  }
-
-  /** Follows what the reorder buffer will hold; when the straggler is out, starting may resume. */
-  private trackOrder(index: number): void {
-    if (index !== this.lowestOpen) {
-      this.emittedAhead.add(index);
-      return;
-    }
-    const { emittedAhead } = this;
-    const wasFull = emittedAhead.size >= this.settings.maxPending;
-    this.lowestOpen++;
-    while (emittedAhead.delete(this.lowestOpen)) this.lowestOpen++;
-    if (wasFull && emittedAhead.size < this.settings.maxPending) this.pump();
   }
 
   private closeIfDone(): void {

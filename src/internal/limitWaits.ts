@@ -153,9 +153,12 @@ export class LimitWaits {
     else this.onGrant();
   }
 
-  /** The oldest granted call, taken out of `granted` to start now. */
-  takeGranted(): CallRecord | undefined {
-    const record = this.granted.shift();
+  /**
+   * The first granted call `startable` accepts (the oldest, or — while `maxPending` holds first starts
+   * back — the straggler or a retry), taken out of `granted` to start now.
+   */
+  takeGranted(startable: (record: CallRecord) => boolean): CallRecord | undefined {
+    const record = this.granted.takeFirst(startable);
     if (record !== undefined) this.holds.get(record)!.standing = 'held';
     return record;
   }

@@ -146,6 +146,26 @@ describe('rateLimit with retry (virtual time)', () => {
     expect(timers.active()).toBe(0);
   });
 
+  it('maxPending does not hold back a retry back from its wait for a token: it is no new start', () => {
+    const starts: string[] = [];
+    const quota = createRateLimiter({ max: 1, perMs: 10 });
+    const timers = countedTimers();
+    const flaky = flakyTool({ rateLimit: quota, initialMs: 1, timeoutMs: 20, starts, now: () => scheduler.now() });
+    const plain = (name: string, frames: number) =>
+      defineTool({ name, description: name, input, mode: 'parallel', execute: ({ key }: Args) => (starts.push(`${key}@${scheduler.now()}`), timer(frames).pipe(map(() => key))) });
+    scheduler.run(({ cold, expectObservable }) => {
+      // s runs 0–100; a fails at 1, and from 2 waits out of its slot for the token back at 10; q's
+      // result waits behind s from 1, so the bound (1) is full. a's second attempt starts at 10 all the
+      // same — held back until s ended, it would time out at 22.
+      const calls = cold('(saq|)', { s: call('s', 'long'), a: call('a'), q: call('q', 'quick') });
+      const pipeline = createPipeline({ tools: [flaky, plain('long', 100), plain('quick', 1)], concurrency: 3, maxPending: 1, scheduler: timers });
+      const results = calls.pipe(pipeline.operator(), map((r) => `${r.id}:${r.status}:${r.attempts}`));
+      expectObservable(results).toBe(`${'-'.repeat(100)}(saq|)`, { s: 's:ok:1', a: 'a:ok:2', q: 'q:ok:1' });
+    });
+    expect(starts).toEqual(['s@0', 'a#1@0', 'q@0', 'a#2@10']);
+    expect(timers.active()).toBe(0);
+  });
+
   it('an exclusive call waits for its next token in its slot, alone, within its deadline', () => {
     const starts: string[] = [];
     const quota = createRateLimiter({ max: 1, perMs: 10 });
