@@ -1,4 +1,4 @@
-import { defer, filter, identity, map, Observable, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
+import { defer, filter, identity, map, Observable, tap, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
 import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
 import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
@@ -328,6 +328,7 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
       const batch = new BatchCancel();
       const admitted = calls.pipe(
         intake(settings),
+        tap(batch.received), // counted in: a turn stays cancelled while it has unfinished calls
         taps.received ?? identity,
         preExecute(settings, batch),
         taps.decided ?? identity,

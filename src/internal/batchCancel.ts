@@ -1,8 +1,6 @@
 import type { Cancellation, CallRecord } from './callRecord.js';
+import { CancelledTurns, type TurnKey } from './cancelledTurns.js';
 import type { AbortScope } from './concurrentStage.js';
-
-/** A turn as the batch keys it: the call's `turn`, or `undefined` for the subscription's anonymous turn. */
-type TurnKey = string | undefined;
 
 /**
  * The cancellations of one batch (one subscription), shared by the stages: the execute stage decides
@@ -11,14 +9,16 @@ type TurnKey = string | undefined;
  *
  * - The run's signal cancels everything (`cancelAll`).
  * - A failure under cancel-rest, or `ctx.cancelRest()`, cancels one turn (`cancelTurn`): only calls of
- *   that turn are reached; the other turns of a long-lived subscription go on.
+ *   that turn are reached; the other turns of a long-lived subscription go on. How long a turn stays
+ *   cancelled is `CancelledTurns`': the batch counts each call in after intake (`received`) and out when
+ *   the pool answers it (`answered`).
  */
 export class BatchCancel {
   readonly #controller = new AbortController();
   /** Why everything was cancelled; set once. */
   #all: Cancellation | undefined = undefined;
-  /** The cancelled turns, each set once (one entry per turn that failed: small). */
-  readonly #turns = new Map<TurnKey, Cancellation>();
+  /** The cancelled turns, while they matter. */
+  readonly #turns = new CancelledTurns();
   /** Who waits to hear that a turn was cancelled: calls in the policy stages. */
   readonly #listeners = new Map<TurnKey, Set<() => void>>();
 
@@ -41,12 +41,21 @@ export class BatchCancel {
     for (const listener of listeners) listener();
   }
 
-  cancelTurn(turn: TurnKey, cancellation: Cancellation): void {
-    if (this.#all !== undefined || this.#turns.has(turn)) return;
-    this.#turns.set(turn, cancellation);
+  /** Cancels one turn; false when it (or everything) is cancelled already. */
+  cancelTurn(turn: TurnKey, cancellation: Cancellation): boolean {
+    if (this.#all !== undefined || !this.#turns.cancel(turn, cancellation)) return false;
     const listeners = this.#listeners.get(turn);
     this.#listeners.delete(turn);
     for (const listener of listeners ?? []) listener();
+    return true;
+  }
+
+  /** A call entered the batch (after intake): its turn has an unfinished call. */
+  readonly received = (record: CallRecord): void => this.#turns.received(record.turn);
+
+  /** The pool answered a call. */
+  answered(record: CallRecord): void {
+    this.#turns.answered(record.turn);
   }
 
   /**

@@ -3,7 +3,7 @@ import type { Subscriber } from 'rxjs';
 import type { OnError } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
 import type { CancelReason } from '../toolError.js';
-import { describeError, quote } from './describe.js';
+import { describeError } from './describe.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
 import type { BatchCancel } from './batchCancel.js';
 import { BodyRun } from './bodyRun.js';
@@ -17,6 +17,9 @@ import { rateLimiterTokens } from '../schedule/rateLimiter.js';
 import { OutcomeUnknown } from './outcomeUnknown.js';
 import { invokeBody, type BodySink } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from './startChecks.js';
+import { refuseStart } from './refuseStart.js';
+import { ResultOrder } from './resultOrder.js';
+import { SuspendedPlaces } from './suspendedPlaces.js';
 import { emitRetry } from './recordEvents.js';
 import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
 
@@ -32,11 +35,13 @@ import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
  *    timeout) under `'cancel-rest'` (the default of exclusive tools) cancels every unfinished call of
  *    its turn: queued ones and later arrivals of that turn get `cancelled` results without starting;
  *    running ones get theirs at once and see their signal abort. Other turns go on. The run's signal
- *    cancels every turn.
+ *    cancels every turn. How long a turn stays cancelled is the batch's (`CancelledTurns`).
  * 4. A timed-out or cancelled body keeps its slot until it settles, at most `abortGraceMs`, so a body
  *    that honours its signal never overlaps its successor, and one that ignores it cannot stall the pool.
  * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when
- *    nothing runs, the head) may start: memory stays bounded behind a straggler.
+ *    nothing runs, any) may start — the queue's head, a call granted its permit or token, an
+ *    `after-response` call: memory stays bounded behind a straggler (`ResultOrder`). A retry started
+ *    before: its next attempt, in its slot or back from a wait for a token, is held back by nothing.
  * 6. Completion waits for every received call's result; a source error is forwarded after them.
  * 7. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
  *    and listener. Reports from bodies after teardown are ignored.
@@ -55,10 +60,15 @@ import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
  *    its own timeout. A timed-out attempt is aborted first; the delay starts once it settled (at most
  *    `abortGraceMs`), so attempts never overlap. Cancelling the call or closing the pool clears a
  *    pending delay, and no attempt starts after it. The report of an earlier attempt is ignored.
+ *    A rate-limited tool's next attempt takes a token of its own: while none is free, an exclusive call
+ *    waits in its slot (alone: nothing of its pool holds or waits for a token), a parallel one gives its
+ *    slot back and waits parked, returning through `granted` — a call in a slot never waits for a token
+ *    a slot-less call holds, so slots and tokens cannot deadlock. That wait has the call's time limit
+ *    (`timeoutMs`, else `defaultTimeoutMs`) from the delay's end: past it the call is answered `timeout`.
  * 8c. A call of a tool with a `rateLimit` then takes a token the same way (a second `LimitWaits`), once
  *    it holds its permit and a slot is free: so no token goes to a call that cannot start. The token is
  *    spent when the body starts and returned if it never does (a start check denied it, it was
- *    cancelled); a call parked for a token keeps its permit, returned if it is cancelled.
+ *    cancelled, it timed out waiting); a call parked for a token keeps its permit, returned if it ends.
  * 8d. A call of a tool with `start: 'after-response'` waits, before its limits, until the source completed:
  *    a parallel one leaves the queue for `responseWaits` (holding no slot, blocking nobody) and goes
  *    first once the source completed; an exclusive one waits at the head, and an exclusive head waits
@@ -81,23 +91,14 @@ export class CallPool implements BodySink {
   private exclusiveRunning = false;
   /** Received records whose result is not yet emitted. */
   private outstanding = 0;
-  /** The lowest index not yet emitted: results above it wait in the reorder buffer. */
-  private lowestOpen = 0;
-  /** Indices emitted above `lowestOpen`: the results waiting for it. */
-  private readonly emittedAhead = new Set<number>();
+  /** The results against model order: who may start while `maxPending` results wait (rule 5). */
+  private readonly order: ResultOrder;
   private sourceDone = false;
   private sourceError: { readonly error: unknown } | undefined = undefined;
   /** Set once everything is cancelled (the run's signal). */
   private cancellation: Cancellation | undefined = undefined;
-  /**
-   * Suspended calls (durable turns) hold their place as unfinished calls: any later exclusive call
-   * must wait behind the first (`exclusiveWaits`), and every later call behind an exclusive one
-   * (`everyoneWaits`). Calls that may not overtake them are suspended too (`behind_suspended`).
-   */
-  private exclusiveWaits: CallRecord | undefined = undefined;
-  private everyoneWaits: CallRecord | undefined = undefined;
-  /** Turns cancelled by a failure or `ctx.cancelRest()`: their later arrivals are cancelled too. */
-  private readonly cancelledTurns = new Map<string | undefined, Cancellation>();
+  /** Suspended calls (durable turns) hold their place: the calls that may not overtake them are suspended too. */
+  private readonly suspended = new SuspendedPlaces();
   /** Calls waiting for, or holding, a permit of their tool's limit. */
   private readonly limits: LimitWaits;
   /** Calls waiting for, or holding, a token of their tool's rate limit (after their limit's permit). */
@@ -127,6 +128,7 @@ export class CallPool implements BodySink {
     this.limits = new LimitWaits(pump, limitGate, settings.scheduler, 'limit');
     this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
     this.deadlines = new Deadlines(settings.scheduler, (record) => this.timeout(record));
+    this.order = new ResultOrder(settings.maxPending);
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -134,9 +136,12 @@ export class CallPool implements BodySink {
   next(record: CallRecord): void {
     if (this.closed) return;
     this.outstanding++;
-    const cancellation = record.status === undefined ? (this.cancellation ?? this.cancelledTurns.get(record.turn) ?? this.responseFailed(record)) : undefined;
-    if (record.status === 'suspended' || (record.status === undefined && cancellation === undefined && this.waitsBehindSuspended(record))) {
-      this.holdPlace(record);
+    // Cancelled on arrival: everything (the run's signal), or its turn while the batch remembers it.
+    const cancellation = record.status === undefined ? (this.batch.cancellationOf(record) ?? this.responseFailed(record)) : undefined;
+    if (record.status === 'suspended') {
+      this.suspended.hold(record);
+      this.emit(record);
+    } else if (record.status === undefined && cancellation === undefined && this.suspended.stopped(record)) {
       this.emit(record);
     } else if (record.error?.code === 'outcome_unknown' && cancellation === undefined) {
       // A resumed call whose body ran, maybe, before a crash: it fails where it would have run.
@@ -246,30 +251,46 @@ export class CallPool implements BodySink {
   }
 
   /**
-   * Between attempts the call holds its slot with a run of its own that nothing executes: cancelling
+   * Through the delay the call holds its slot with a run of its own that nothing executes: cancelling
    * it frees the slot at once (its `stopBody` says the body is finished) and clears the delay. Holding
    * the slot keeps the pool's promises simple — an exclusive call stays alone between its attempts,
    * a call's place in `concurrency` does not go to calls behind it only to be waited for again, and
-   * `maxPending` keeps counting it as running.
+   * `maxPending` keeps counting it as running. (A wait for a token after the delay is another matter:
+   * see `retryNow`.)
    */
   private backOff(record: CallRecord, delayMs: number): void {
     const failed = record.run!;
     failed.done = true;
     failed.clearTimer();
     const waiting = new BodyRun(failed.exclusive);
-    waiting.stopBody = () => true;
+    waiting.stopBody = BETWEEN_ATTEMPTS;
     record.run = waiting;
     waiting.timer = this.settings.scheduler.schedule(this.onBackoffOver, delayMs, record);
   }
 
-  /** The delay is over: the next attempt starts, unless the call was decided (cancelled) meanwhile. */
+  /**
+   * The delay is over: the next attempt starts, unless the call was decided (cancelled) meanwhile. An
+   * attempt of a rate-limited tool is a body start and takes a token too (see 8b): while none is free,
+   * an exclusive call waits in its slot, a parallel one out of it, on the call's deadline.
+   */
   private retryNow(record: CallRecord): void {
     const run = record.run!;
     run.timer = undefined;
     if (run.done || this.closed || record.status !== undefined) return;
-    // Every attempt of a rate-limited tool is a body start: it takes a token too, waiting (in its slot)
-    // for one if none is free; the wait is withdrawn if the call ends meanwhile (see `release`).
-    if (record.tool!.rateLimit !== undefined && this.rates.retake(record, () => this.retryNow(record)) === 'waiting') return;
+    const token = record.tool!.rateLimit === undefined ? 'held' : this.rates.retake(record, run.exclusive, () => this.attemptAgain(record));
+    if (token === 'held') return this.attemptAgain(record);
+    const timeoutMs = this.timeoutOf(record);
+    if (timeoutMs !== undefined) run.timer = this.deadlines.add(record, timeoutMs);
+    if (token === 'parked') {
+      this.running.delete(record); // back through `granted`, ahead of the queue, once it has its token
+      this.pump();
+    }
+  }
+
+  /** The next attempt starts, in the call's slot (with its token, for a rate-limited tool). */
+  private attemptAgain(record: CallRecord): void {
+    const run = record.run!;
+    run.clearTimer(); // the wait's deadline
     run.stopBody = undefined;
     if (record.tool!.rateLimit !== undefined) this.rates.spend(record);
     this.attempt(record);
@@ -289,12 +310,8 @@ export class CallPool implements BodySink {
    */
   private suspendBody(record: CallRecord, suspended: BodySuspended): void {
     record.fail('suspended', suspended.error);
-    this.holdPlace(record);
-    const behind = this.queue.removeWhere((queued) => {
-      if (!this.waitsBehindSuspended(queued)) return false;
-      this.holdPlace(queued);
-      return true;
-    });
+    this.suspended.hold(record);
+    const behind = this.queue.removeWhere((queued) => this.suspended.stopped(queued));
     this.pump();
     this.emit(record);
     for (const queued of behind) this.emit(queued);
@@ -317,9 +334,7 @@ export class CallPool implements BodySink {
     } else {
       if (this.settings.programBatch === true) return; // the program decides
       const turn = by?.turn;
-      if (this.cancelledTurns.has(turn)) return;
-      this.cancelledTurns.set(turn, cancellation);
-      this.batch.cancelTurn(turn, cancellation);
+      if (!this.batch.cancelTurn(turn, cancellation)) return; // cancelled already
       reached = (record) => record.turn === turn;
     }
     const cancelled: CallRecord[] = [];
@@ -340,39 +355,26 @@ export class CallPool implements BodySink {
       record.cancel(cancellation);
       cancelled.push(record);
     }
-    // Calls parked on a rate limit hold their limit's permit: it is returned too.
+    // Calls parked on a rate limit hold their limit's permit: it is returned too. A parked retry's run ends.
     for (const record of [...this.rates.removeWhere(reached), ...this.limits.removeWhere(reached)]) {
-      this.limits.release(record);
+      if (record.started) {
+        record.endedAt = performance.now();
+        this.release(record);
+      } else {
+        this.limits.release(record);
+      }
       record.cancel(cancellation);
       cancelled.push(record);
     }
     for (const record of queued) {
       // An exclusive head waiting for its limit or token: it held nothing else.
-      this.rates.forget(record);
-      this.limits.forget(record);
+      this.rates.release(record);
+      this.limits.release(record);
       if (record.status === undefined) record.cancel(cancellation); // an outcome_unknown keeps its outcome
       cancelled.push(record);
     }
     for (const record of cancelled) this.emit(record);
     this.pump(); // the calls of other turns may start in the slots just freed
-  }
-
-  /** Whether an admitted call may not start because a suspended call ahead of it is a barrier to it. */
-  private waitsBehindSuspended(record: CallRecord): boolean {
-    const by = this.everyoneWaits ?? (record.tool!.mode === 'exclusive' ? this.exclusiveWaits : undefined);
-    if (by === undefined) return false;
-    record.fail('suspended', {
-      code: 'behind_suspended',
-      message: `Suspended: this call may not start before call ${quote(by.id)} (${by.name}), which is suspended, has finished.`,
-      byCallId: by.id,
-    });
-    return true;
-  }
-
-  /** A suspended call stays unfinished for the calls behind it: it is a barrier as its mode says. */
-  private holdPlace(record: CallRecord): void {
-    this.exclusiveWaits ??= record;
-    if (record.tool?.mode === 'exclusive') this.everyoneWaits ??= record;
   }
 
   /** Teardown: abort whatever still holds a slot, drop timers, listeners and the queue. */
@@ -404,19 +406,19 @@ export class CallPool implements BodySink {
     if (this.pumping) return; // the loop below is on the stack and will see the new state
     this.pumping = true;
     try {
-      const { queue, running, settings } = this;
-      const { limits, rates } = this;
+      const { queue, running, settings, limits, rates, responseWaits } = this;
       while (!this.closed && this.cancellation === undefined) {
         // Parked calls granted their permit or token, or whose response ended, came before the queue: they go first.
-        const { responseWaits } = this;
-        const responded = this.sourceDone && responseWaits.length > 0;
-        if (rates.granted.length > 0 || limits.granted.length > 0 || responded) {
+        if (rates.granted.length > 0 || limits.granted.length > 0 || (this.sourceDone && responseWaits.length > 0)) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
-          const record = rates.granted.length > 0 ? rates.granted.shift()! : limits.granted.length > 0 ? limits.granted.shift()! : responseWaits.shift()!;
-          const acquired = this.admit(record, false);
-          if (acquired === 'held') this.start(record, false);
-          else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
-          continue;
+          const record = rates.takeGranted(this.startable) ?? limits.takeGranted(this.startable) ?? this.responded();
+          if (record !== undefined) {
+            const acquired = this.admit(record, false);
+            if (acquired === 'held') this.start(record, false);
+            else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
+            continue;
+          }
+          // `maxPending` holds them back (rule 5): only the straggler may start, maybe the queue's head.
         }
         const head = queue.peek();
         if (head === undefined) break;
@@ -424,10 +426,7 @@ export class CallPool implements BodySink {
         const blocked = exclusive
           ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive || responseWaits.length > 0
           : this.exclusiveRunning || running.size >= settings.concurrency;
-        if (blocked) break;
-        // Enough results wait behind a straggler: start nothing more but the straggler itself, unless
-        // nothing runs (then starting is the only way forward).
-        if (this.emittedAhead.size >= settings.maxPending && head.index !== this.lowestOpen && running.size > 0) break;
+        if (blocked || !this.startable(head)) break;
         if (head.status === undefined && head.tool!.start === 'after-response' && !this.sourceDone) {
           if (exclusive) break; // it waits at the head: nothing passes it
           responseWaits.push(queue.shift()!);
@@ -451,6 +450,15 @@ export class CallPool implements BodySink {
     }
   }
 
+  /** Whether a call may start by rule 5 (`maxPending`), whichever way it came; a retry always may. */
+  private readonly startable = (record: CallRecord): boolean => record.started || this.order.mayStart(record.index, this.running.size === 0);
+
+  /** The oldest parallel `after-response` call, once the response ended, if it may start now. */
+  private responded(): CallRecord | undefined {
+    const next = this.sourceDone ? this.responseWaits.peek() : undefined;
+    return next !== undefined && this.startable(next) ? this.responseWaits.shift() : undefined;
+  }
+
   /**
    * Takes what a call needs before it may start, as far as it can: first its limit's permit, then —
    * holding that — its rate limit's token (spent when the body starts, returned if it never does), so
@@ -462,7 +470,7 @@ export class CallPool implements BodySink {
     const permit = limit === undefined ? 'held' : this.limits.acquire(record, exclusive);
     if (permit !== 'held' || rateLimit === undefined) return permit;
     const token = this.rates.acquire(record, exclusive);
-    if (typeof token !== 'string') this.limits.forget(record);
+    if (typeof token !== 'string') this.limits.release(record);
     return token;
   }
 
@@ -474,6 +482,7 @@ export class CallPool implements BodySink {
 
   private start(record: CallRecord, exclusive: boolean): void {
     this.running.add(record);
+    if (record.started) return this.attemptAgain(record); // a retry back with its token (see retryNow)
     record.run = new BodyRun(exclusive);
     if (exclusive) this.exclusiveRunning = true;
     const checks = record.startChecks;
@@ -518,24 +527,7 @@ export class CallPool implements BodySink {
     }
     if (refusal === undefined) return this.invoke(record);
     this.release(record);
-    record.decision = 'deny';
-    if (refusal.kind === 'deny') {
-      const { policy, reason } = refusal;
-      record.addTrace({ stage: 'start', event: 'decision', policy, decision: 'deny', reason });
-      const why = reason === undefined ? '' : `: ${reason}`;
-      const reasons = reason === undefined ? [] : [reason];
-      record.fail('denied', { code: 'denied', message: `Denied before it started, by policy "${policy}"${why}.`, policy, reasons, stage: 'start' });
-    } else {
-      const { policy, message, cause } = refusal;
-      record.addTrace({ stage: 'start', event: 'failed', policy, message });
-      record.fail('denied', {
-        code: 'policy_error',
-        message: `Denied: the start check of policy "${policy}" ${message} (policies fail closed).`,
-        stage: 'start',
-        policy,
-        cause,
-      });
-    }
+    refuseStart(record, refusal);
     // A denial is a decision, not a failure: it cancels nothing.
     this.pump();
     this.emit(record);
@@ -566,6 +558,7 @@ export class CallPool implements BodySink {
     run.timer = undefined;
     if (record.status !== undefined || this.closed) return;
     const timeoutMs = this.timeoutOf(record)!;
+    if (run.stopBody === BETWEEN_ATTEMPTS) return this.waitedTooLong(record, timeoutMs);
     const failure = { code: 'timeout', message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`, timeoutMs } as const;
     const delayMs = this.retryDelayAfter(record, failure);
     const reason = new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError');
@@ -580,6 +573,17 @@ export class CallPool implements BodySink {
     const finished = run.abort(reason);
     if (finished) this.release(record);
     else this.holdForGrace(record);
+    this.failed(record);
+    this.pump();
+  }
+
+  /** A retried call did not get its token (or, parked, its slot back) within its time limit: it ends so. */
+  private waitedTooLong(record: CallRecord, timeoutMs: number): void {
+    const slot = this.running.has(record) ? '' : ', or the pool a free slot';
+    const message = `Tool "${record.name}" timed out after ${timeoutMs} ms waiting to start attempt ${record.attempts + 1}: its rate limit had no token for it${slot}.`;
+    record.endedAt = performance.now();
+    record.fail('error', { code: 'timeout', message, timeoutMs });
+    this.release(record);
     this.failed(record);
     this.pump();
   }
@@ -627,30 +631,18 @@ export class CallPool implements BodySink {
     if (run.exclusive) this.exclusiveRunning = false;
     // Last: the permit (or a token the body never spent) may start a waiter at once.
     if (record.tool!.limit !== undefined) this.limits.release(record);
-    if (record.tool!.rateLimit !== undefined) this.rates.forget(record); // a token held, or a retry's wait for one
+    if (record.tool!.rateLimit !== undefined) this.rates.release(record); // a token held, or a retry's wait for one
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 
   private emit(record: CallRecord): void {
     if (this.closed) return;
     this.outstanding--;
+    this.batch.answered(record);
     this.destination.next(record);
     // After delivering: resuming may start and finish other calls, and even complete the output.
-    this.trackOrder(record.index);
+    if (this.order.answered(record.index)) this.pump();
     this.closeIfDone();
-  }
-
-  /** Follows what the reorder buffer will hold; when the straggler is out, starting may resume. */
-  private trackOrder(index: number): void {
-    if (index !== this.lowestOpen) {
-      this.emittedAhead.add(index);
-      return;
-    }
-    const { emittedAhead } = this;
-    const wasFull = emittedAhead.size >= this.settings.maxPending;
-    this.lowestOpen++;
-    while (emittedAhead.delete(this.lowestOpen)) this.lowestOpen++;
-    if (wasFull && emittedAhead.size < this.settings.maxPending) this.pump();
   }
 
   private closeIfDone(): void {
@@ -663,6 +655,8 @@ export class CallPool implements BodySink {
 }
 
 const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
+/** The `stopBody` of a run between attempts: no body runs, so stopping it frees its slot at once. */
+const BETWEEN_ATTEMPTS = (): boolean => true;
 const RESPONSE_FAILED: Cancellation = Object.freeze({ reason: 'response_failed', by: undefined });
 
 const limitGate = (record: CallRecord): GateOf => {

@@ -10,8 +10,11 @@ import type { ResultStatus } from '../toolResult.js';
 /** Why and by whom the rest of a subscription was cancelled. */
 export interface Cancellation {
   readonly reason: CancelReason;
-  /** The call that failed or asked; undefined when the run's signal aborted. */
-  readonly by: CallRecord | undefined;
+  /**
+   * The call that failed or asked (a cancelled turn remembers only its id and name); undefined when
+   * the run's signal aborted.
+   */
+  readonly by: { readonly id: string; readonly name: string } | undefined;
 }
 
 /**

@@ -34,6 +34,18 @@ export class Fifo<T> {
     return item;
   }
 
+  /** Removes and returns the first item `picked` chooses, if any: O(1) at the head, else O(length). */
+  takeFirst(picked: (item: T) => boolean): T | undefined {
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i] as T;
+      if (!picked(item)) continue;
+      if (i === this.head) return this.shift();
+      this.items.splice(i, 1);
+      return item;
+    }
+    return undefined;
+  }
+
   /** Removes the items `picked` chooses and returns them; the others keep their order. O(length). */
   removeWhere(picked: (item: T) => boolean): T[] {
     const removed: T[] = [];

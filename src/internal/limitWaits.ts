@@ -23,6 +23,16 @@ export interface GateOf {
   readonly key: ((args: never) => string) | undefined;
 }
 
+/**
+ * Where a call stands at its gate:
+ * - `parked`: a parallel call waiting out of the queue, holding no slot (a first start, or a retry
+ *   that gave its slot back); once granted it is `granted`, in `LimitWaits.granted`;
+ * - `head`: an exclusive call waiting at the head of the queue; `retaking`: an exclusive call waiting
+ *   in its slot for its next attempt's token (see `retake`); once granted, either is `held`;
+ * - `granted`: it holds its permit or token and waits for a slot; `held`: the pool took it from there.
+ */
+type Standing = 'parked' | 'head' | 'retaking' | 'granted' | 'held';
+
 /** A permit or token a call waits for or holds. */
 interface Hold {
   readonly gate: Gate;
@@ -30,6 +40,7 @@ interface Hold {
   readonly grant: Grant;
   /** When the wait began (`performance.now()`), for `timing.durations.limit`. */
   readonly since: number;
+  standing: Standing;
 }
 
 /** What `LimitWaits.acquire` found: start the call, or it waits (parked out of the queue, or at its head). */
@@ -50,19 +61,17 @@ export type Acquired = 'held' | 'parked' | 'waiting' | { readonly keyError: stri
  *   it never does.
  * - The time a call waited (from the first wait to the grant) adds to `record.limitWaitMs`.
  *
- * Permits are only ever held by running calls or by granted calls about to take a free slot (and, with
- * a rate limit too, by calls waiting for a token, which time brings), and the calls a permit waiter
- * waits for never wait for it, so no mix of limits, rate limits, barriers and pipelines deadlocks.
+ * Permits and tokens are only ever held by running calls, by granted calls about to take a free slot,
+ * and by calls waiting for a token (which time brings); a call holding a slot waits for nothing but
+ * time and its own body (an exclusive call waiting in its slot for a token is alone: no call of its
+ * pipeline holds or waits for one). So no mix of limits, rate limits, retries, barriers and pipelines
+ * deadlocks.
  */
 export class LimitWaits {
-  /** Calls waiting for a permit: parked parallel calls and at most one exclusive call at the queue head. */
-  private readonly waiting = new Map<CallRecord, Hold>();
-  /** Running calls waiting for a token before their next attempt (`retake`): they keep their slot. */
-  private readonly retaking = new Map<CallRecord, Hold>();
-  /** Parked calls waiting now (so excluding the exclusive head). */
+  /** Every call that waits for, or holds, a permit (token). */
+  private readonly holds = new Map<CallRecord, Hold>();
+  /** Calls `parked` now. */
   private parked = 0;
-  /** Calls holding a permit (granted or running). */
-  private readonly holding = new Map<CallRecord, Hold>();
   /** Parked calls that got their permit, in grant order: they start when a slot is free. */
   readonly granted = new Fifo<CallRecord>();
 
@@ -84,8 +93,8 @@ export class LimitWaits {
 
   /** Takes `record`'s permit for the queue head if free; else it waits (parked unless `exclusive`). */
   acquire(record: CallRecord, exclusive: boolean): Acquired {
-    if (this.holding.has(record)) return 'held';
-    if (this.waiting.has(record)) return 'waiting';
+    const hold = this.holds.get(record);
+    if (hold !== undefined) return hold.standing === 'held' ? 'held' : 'waiting';
     const { gate, key: keyOf } = this.gateOf(record);
     let key = '';
     if (keyOf !== undefined) {
@@ -96,26 +105,18 @@ export class LimitWaits {
       }
       if (typeof key !== 'string') return { keyError: `its ${this.what} key returned ${typeof key}, not a string` };
     }
-    if (gate.tryAcquire(key, this.scheduler)) {
-      this.holding.set(record, { gate, key, grant: noop, since: 0 });
-      return 'held';
-    }
-    const hold: Hold = { gate, key, grant: () => this.granted_(record, hold, exclusive), since: performance.now() };
-    this.waiting.set(record, hold);
-    if (!exclusive) this.parked++;
-    gate.wait(key, hold.grant, this.scheduler);
+    if (this.take(record, gate, key, exclusive ? 'head' : 'parked') === 'held') return 'held';
     return exclusive ? 'waiting' : 'parked';
   }
 
   /**
    * A running call needs another token before its next attempt (a retry of a rate-limited tool: every
-   * body start takes one). `'held'`: it has one now (spend it as the attempt starts). `'waiting'`:
-   * `resume` is called once one is granted — the call keeps its slot meanwhile, and `forget` (its slot
-   * released: cancelled, closed) withdraws the wait.
+   * body start takes one). `'held'`: it has one now (spend it as the attempt starts). Otherwise it
+   * waits: an exclusive call in its slot (`'waiting'`; `resume` is called once it has the token), a
+   * parallel one `'parked'`, like a first start (the pool takes its slot back meanwhile). `release`
+   * withdraws the wait.
    */
-  retake(record: CallRecord, resume: () => void): 'held' | 'waiting' {
-    if (this.holding.has(record)) return 'held';
-    if (this.retaking.has(record)) return 'waiting';
+  retake(record: CallRecord, exclusive: boolean, resume: () => void): 'held' | 'parked' | 'waiting' {
     const { gate, key: keyOf } = this.gateOf(record);
     let key = '';
     try {
@@ -123,79 +124,90 @@ export class LimitWaits {
     } catch {
       key = '';
     }
+    const taken = this.take(record, gate, typeof key === 'string' ? key : '', exclusive ? 'retaking' : 'parked', resume);
+    return taken === 'held' ? 'held' : exclusive ? 'waiting' : 'parked';
+  }
+
+  private take(record: CallRecord, gate: Gate, key: string, standing: 'parked' | 'head' | 'retaking', resume?: () => void): 'held' | 'waiting' {
     if (gate.tryAcquire(key, this.scheduler)) {
-      this.holding.set(record, { gate, key, grant: noop, since: 0 });
+      this.holds.set(record, { gate, key, grant: noop, since: 0, standing: 'held' });
       return 'held';
     }
-    const hold: Hold = {
-      gate,
-      key,
-      grant: () => {
-        this.retaking.delete(record);
-        this.holding.set(record, hold);
-        record.limitWaitMs += performance.now() - hold.since;
-        resume();
-      },
-      since: performance.now(),
-    };
-    this.retaking.set(record, hold);
+    const hold: Hold = { gate, key, grant: () => this.granted_(record, hold, resume), since: performance.now(), standing };
+    this.holds.set(record, hold);
+    if (standing === 'parked') this.parked++;
     gate.wait(key, hold.grant, this.scheduler);
     return 'waiting';
   }
 
-  private granted_(record: CallRecord, hold: Hold, exclusive: boolean): void {
-    this.waiting.delete(record);
-    this.holding.set(record, hold);
+  private granted_(record: CallRecord, hold: Hold, resume: (() => void) | undefined): void {
     record.limitWaitMs += performance.now() - hold.since;
-    if (!exclusive) {
+    if (hold.standing === 'parked') {
       this.parked--;
+      hold.standing = 'granted';
       this.granted.push(record);
+    } else {
+      hold.standing = 'held';
     }
-    this.onGrant();
+    if (resume !== undefined && hold.standing === 'held') resume();
+    else this.onGrant();
   }
 
-  /** The call's slot is free (or it is cancelled before it started): return its permit, if it holds one. */
-  release(record: CallRecord): void {
-    const hold = this.holding.get(record);
-    if (hold === undefined) return;
-    this.holding.delete(record);
-    hold.gate.release(hold.key);
+  /**
+   * The first granted call `startable` accepts (the oldest, or — while `maxPending` holds first starts
+   * back — the straggler or a retry), taken out of `granted` to start now.
+   */
+  takeGranted(startable: (record: CallRecord) => boolean): CallRecord | undefined {
+    const record = this.granted.takeFirst(startable);
+    if (record !== undefined) this.holds.get(record)!.standing = 'held';
+    return record;
   }
 
   /** The call's body starts: a rate limit's token is spent now (a limit's permit stays held). */
   spend(record: CallRecord): void {
-    const hold = this.holding.get(record);
-    if (hold?.gate.spend === undefined) return;
-    this.holding.delete(record);
+    const hold = this.holds.get(record);
+    if (hold?.gate.spend === undefined || hold.standing !== 'held') return;
+    this.holds.delete(record);
     hold.gate.spend(hold.key, this.scheduler);
   }
 
   /**
-   * The call ends before it started (a queue head cancelled while it waits): withdraw its wait, or
-   * return the permit it was granted.
+   * The call's slot is free, or it ends before it started or while it waits for its next attempt:
+   * withdraw its wait, or return what it holds (to the oldest waiter).
    */
-  forget(record: CallRecord): void {
-    const retake = this.retaking.get(record);
-    if (retake !== undefined) {
-      this.retaking.delete(record);
-      retake.gate.withdraw(retake.key, retake.grant);
-      return;
-    }
-    const hold = this.waiting.get(record);
-    if (hold === undefined) return this.release(record);
-    this.waiting.delete(record);
-    hold.gate.withdraw(hold.key, hold.grant);
+  release(record: CallRecord): void {
+    const hold = this.holds.get(record);
+    if (hold === undefined) return;
+    this.holds.delete(record);
+    if (hold.standing === 'granted') this.granted.removeWhere((granted) => granted === record);
+    this.drop(hold);
   }
 
-  /** Removes the parked and granted calls `picked` chooses (to be cancelled), freeing what they hold. */
+  /** Withdraws a wait, or returns a permit or token held (a granted call has left `granted` already). */
+  private drop(hold: Hold): void {
+    const { gate, key, grant, standing } = hold;
+    if (standing === 'held' || standing === 'granted') return gate.release(key);
+    if (standing === 'parked') this.parked--;
+    gate.withdraw(key, grant);
+  }
+
+  /**
+   * Removes the parked and granted calls `picked` chooses (to be cancelled), freeing what they hold —
+   * not the exclusive ones, which wait in the queue or in their slot. Waits are withdrawn first, so a
+   * permit or token returned here goes to a call that stays.
+   */
   removeWhere(picked: (record: CallRecord) => boolean): CallRecord[] {
-    const removed = this.granted.removeWhere(picked);
-    for (const record of removed) this.release(record);
-    for (const [record, hold] of this.waiting) {
-      if (record.tool!.mode === 'exclusive' || !picked(record)) continue; // the exclusive one waits in the queue
-      this.waiting.delete(record);
-      this.parked--;
-      hold.gate.withdraw(hold.key, hold.grant);
+    const removed: CallRecord[] = [];
+    for (const [record, hold] of this.holds) {
+      if (hold.standing !== 'parked' || !picked(record)) continue;
+      this.holds.delete(record);
+      this.drop(hold);
+      removed.push(record);
+    }
+    for (const record of this.granted.removeWhere(picked)) {
+      const hold = this.holds.get(record)!;
+      this.holds.delete(record);
+      this.drop(hold);
       removed.push(record);
     }
     return removed.sort((a, b) => a.index - b.index);
@@ -207,12 +219,19 @@ export class LimitWaits {
    * shared limiter never overlaps a body started in another pipeline beyond `max`.
    */
   clear(lingering: ReadonlySet<CallRecord>): void {
-    for (const [, hold] of [...this.waiting, ...this.retaking]) hold.gate.withdraw(hold.key, hold.grant);
-    this.waiting.clear();
-    this.retaking.clear();
-    this.parked = 0;
+    // Waits first: a permit returned below must not be granted to a wait of this pool.
+    const holds = [...this.holds];
+    const waits = holds.filter(([, hold]) => hold.standing !== 'held' && hold.standing !== 'granted');
+    for (const [record, hold] of waits) {
+      this.holds.delete(record);
+      this.drop(hold);
+    }
     this.granted.clear();
-    for (const record of [...this.holding.keys()]) if (!lingering.has(record)) this.release(record);
+    for (const [record, hold] of holds) {
+      if (!this.holds.has(record) || lingering.has(record)) continue;
+      this.holds.delete(record);
+      this.drop(hold);
+    }
   }
 }
 

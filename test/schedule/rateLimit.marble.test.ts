@@ -1,7 +1,8 @@
-import { asyncScheduler, map, Subscription, timer, type SchedulerAction, type SchedulerLike } from 'rxjs';
+import { map, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { countedTimers } from './countedTimers.js';
 import { sleeperCall, sleeperInput, type SleeperArgs, statuses, VirtualSleepers } from './virtualSleepers.js';
 import {
   ConfigError,
@@ -25,29 +26,6 @@ interface Scheduling {
 }
 const sleeper = (name: string, mode: 'parallel' | 'exclusive', scheduling: Scheduling = {}) => sleepers.tool(name, mode, scheduling);
 const call = sleeperCall;
-
-/** The virtual-time scheduler of `TestScheduler.run`, counting the timers still armed. */
-function countedTimers(): SchedulerLike & { readonly active: () => number } {
-  let active = 0;
-  return {
-    now: () => asyncScheduler.now(),
-    active: () => active,
-    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
-      let live = true;
-      active++;
-      const end = () => {
-        if (live) active--;
-        live = false;
-      };
-      const inner = asyncScheduler.schedule(function (this: SchedulerAction<T>, s?: T) {
-        end();
-        work.call(this, s);
-      }, delay, state);
-      inner.add(end);
-      return inner;
-    },
-  };
-}
 
 describe('rateLimit (virtual time)', () => {
   let scheduler: TestScheduler;
@@ -206,7 +184,7 @@ describe('rateLimit (real time)', () => {
 });
 
 describe('rateLimit with retries (virtual time)', () => {
-  it('every attempt is a body start and takes a token: a retry waits for one, in its slot, behind earlier waiters', () => {
+  it('every attempt is a body start and takes a token: a retry waits for one behind earlier waiters (out of its slot, see rateLimitRetry.test.ts)', () => {
     const scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
     const attempts: [string, number][] = [];
     const failedOnce = new Set<string>();
