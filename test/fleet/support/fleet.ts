@@ -104,7 +104,10 @@ export function readEvents(logDir: string): WorkerEvent[] {
   const events: WorkerEvent[] = [];
   for (const file of readdirSync(logDir)) {
     if (!file.endsWith('.jsonl')) continue;
-    for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) if (line !== '') events.push(JSON.parse(line) as WorkerEvent);
+    const text = readFileSync(join(logDir, file), 'utf8');
+    // A read can race a worker's append and see its line torn (the file already longer, its bytes still NUL):
+    // only lines ended by their newline are whole; a torn tail is read whole on the next poll.
+    for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) if (line !== '') events.push(JSON.parse(line) as WorkerEvent);
   }
   return events.sort((a, b) => a.m - b.m);
 }
