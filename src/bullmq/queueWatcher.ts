@@ -1,7 +1,7 @@
-import { Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
-import { closeRedis, openRedis } from './fleetOptions.js';
+import type { FleetConnections } from './fleetRedis.js';
 import { completed, JobWatch, type JobOutcome } from './jobWatch.js';
 
 /** How many jobs one reconcile script asks Redis about. */
@@ -44,8 +44,6 @@ export class QueueWatcher {
   readonly queue: Queue;
   readonly keys: FleetKeys;
   readonly #events: QueueEvents;
-  /** The connection `QueueEvents` blocks on, when we had to open it (the caller gave an instance). */
-  readonly #eventsRedis: Redis | undefined;
   readonly #watches = new Map<string, JobWatch>();
   #timer: NodeJS.Timeout | undefined = undefined;
   #reconciling = false;
@@ -53,21 +51,21 @@ export class QueueWatcher {
 
   constructor(
     name: string,
-    connection: ConnectionOptions,
+    /** The agent's connections: the queue's is opened here (and `QueueEvents` blocks on a duplicate of it). */
+    connections: FleetConnections,
     prefix: string,
     /** For cancel markers, the cancel channel and job lookups. */
     private readonly commands: Redis,
     private readonly reconcileMs: number,
   ) {
     this.keys = new FleetKeys(prefix, name);
+    const connection = connections.open();
     this.queue = new Queue(name, { connection, prefix });
-    // A given ioredis instance is shared by BullMQ; a blocking reader needs a connection of its own.
-    this.#eventsRedis = isOptions(connection) ? undefined : openRedis(connection);
     // Read from a little before now rather than from wherever the stream is when the first read is
     // sent ('$'), so the events of jobs added meanwhile are not skipped. (Stream ids are Redis's clock;
     // a skew larger than this only makes those results wait for a reconcile.)
     const lastEventId = `${Date.now() - 5000}-0`;
-    this.#events = new QueueEvents(name, { connection: this.#eventsRedis ?? connection, prefix, lastEventId });
+    this.#events = new QueueEvents(name, { connection, prefix, lastEventId });
     // Reconnects are theirs; what they miss meanwhile, reconcile finds.
     this.queue.on('error', () => undefined);
     this.#events.on('error', () => undefined);
@@ -153,17 +151,15 @@ export class QueueWatcher {
     this.#timer = undefined;
   }
 
-  /** Closes its connections; every job still waited for settles as gone. */
+  /**
+   * Closes BullMQ's side of it (the queue's own connection is the agent's to end); every job still waited
+   * for settles as gone.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     this.#stopTimer();
     for (const watch of this.#watches.values()) watch.settle({ kind: 'gone', why: 'remoteTools was closed while it waited for the job' });
     this.#watches.clear();
     await Promise.allSettled([this.queue.close(), this.#events.close()]);
-    if (this.#eventsRedis !== undefined) await closeRedis(this.#eventsRedis);
   }
-}
-
-function isOptions(connection: ConnectionOptions): boolean {
-  return typeof (connection as { duplicate?: unknown }).duplicate !== 'function';
 }

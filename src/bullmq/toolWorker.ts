@@ -3,7 +3,8 @@ import type { AnyTool } from '../defineTool.js';
 import { isCount, isPositiveDuration } from '../internal/validate.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
-import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
+import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
+import { closeRedis, FleetConnections } from './fleetRedis.js';
 import { JobRunner } from './jobRunner.js';
 
 /** Options of {@link createToolWorker}. */
@@ -108,13 +109,14 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   });
 
   const keys = new FleetKeys(prefix, queue);
-  const commands = openRedis(connection);
-  const subscriber = openRedis(connection);
+  const connections = new FleetConnections(connection);
+  const commands = connections.open();
+  const subscriber = connections.open();
   // `worker` is assigned below, before any message can arrive (the subscription is not made yet).
   const notices = new CancelNotices(keys, commands, (jobId) => void worker.cancelJob(jobId, 'cancelled by the agent'));
   const run = new JobRunner(byName, keys, secret, notices, commands);
   const worker: Worker = new Worker(queue, (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal), {
-    connection,
+    connection: connections.open(), // BullMQ's own (its blocking reads get a duplicate)
     prefix,
     concurrency,
     lockDuration: lockMs,
@@ -139,6 +141,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
         await closeRedis(subscriber);
         await worker.close();
         await closeRedis(commands);
+        connections.disconnectAll(); // BullMQ leaves the connection it was given (and shares) to us
       })()),
   });
 }
