@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
 
@@ -11,6 +12,8 @@ import type { ConnectionOptions } from 'bullmq';
  * queued ("Connection is closed."), as a client with a socket does.
  */
 export class FleetRedis extends Redis {
+  /** `performance.now()` when it last became ready: a command sent while it was away reached Redis no earlier. */
+  readyAt = -Infinity;
   /** Called with each duplicate made of it (by BullMQ, for its blocking reads), so its owner can end them too. */
   onDuplicate: (copy: FleetRedis) => void = () => undefined;
 
@@ -30,6 +33,7 @@ export class FleetRedis extends Redis {
 }
 
 function track(redis: FleetRedis): FleetRedis {
+  redis.on('ready', () => (redis.readyAt = performance.now()));
   redis.on('error', () => undefined); // ioredis reconnects by itself; commands meanwhile wait (or fail at close)
   return redis;
 }

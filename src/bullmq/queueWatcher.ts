@@ -10,17 +10,22 @@ const RECONCILE_BATCH = 500;
 /**
  * How each job of a batch ended, in one round trip and O(1) per job — a flat list of pairs: `c` and the
  * return value (completed), `f` and the reason (failed), `p` and '' (still there: waiting, delayed or
- * active), `u` and '' (gone). (BullMQ's `getJobState` also finds a waiting job's position in the wait
- * list — O(backlog) per job — and a `getJob` per finished job would be a second round trip: checking
- * thousands of outstanding jobs a second that way is what made a busy agent slow.)
+ * active), `u` and '' (gone). An outcome its worker recorded beside the job (`outcomeRecord.ts`: its
+ * lock lapsed before BullMQ recorded how it ended) comes first, in the same letters. (BullMQ's
+ * `getJobState` also finds a waiting job's position in the wait list — O(backlog) per job — and a
+ * `getJob` per finished job would be a second round trip: checking thousands of outstanding jobs a
+ * second that way is what made a busy agent slow.)
  */
 const JOB_STATES = `
 local out = {}
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local id = ARGV[i]
   local key = ARGV[1] .. id
   local state, value = 'u', ''
-  if redis.call('ZSCORE', KEYS[1], id) then
+  local recorded = redis.call('GET', ARGV[2] .. id)
+  if recorded then
+    state, value = string.sub(recorded, 1, 1), string.sub(recorded, 2)
+  elseif redis.call('ZSCORE', KEYS[1], id) then
     local returned = redis.call('HGET', key, 'returnvalue')
     if returned then state, value = 'c', returned end
   elseif redis.call('ZSCORE', KEYS[2], id) then
@@ -126,7 +131,7 @@ export class QueueWatcher {
       for (let start = 0; start < watches.length; start += RECONCILE_BATCH) {
         const batch = watches.slice(start, start + RECONCILE_BATCH);
         const { completed, failed } = this.queue.keys;
-        const states = (await this.commands.eval(JOB_STATES, 2, completed!, failed!, this.queue.toKey(''), ...batch.map((watch) => watch.id))) as string[];
+        const states = (await this.commands.eval(JOB_STATES, 2, completed!, failed!, this.queue.toKey(''), this.keys.outcomePrefix, ...batch.map((watch) => watch.id))) as string[];
         batch.forEach((watch, i) => this.#settleFromState(watch, states[2 * i]!, states[2 * i + 1]!));
       }
     } catch {

@@ -1,11 +1,14 @@
-import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
 import type { AnyTool } from '../defineTool.js';
 import { isCount, isPositiveDuration } from '../internal/validate.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
 import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
-import { closeRedis, FleetConnections } from './fleetRedis.js';
+import { boundedClose, closeRedis, FleetConnections } from './fleetRedis.js';
+import { checkStalls, FleetWorker } from './fleetWorker.js';
 import { JobRunner } from './jobRunner.js';
+import { LockWatch } from './lockWatch.js';
+import { outcomeRecord } from './outcomeRecord.js';
 
 /** Options of {@link createToolWorker}. */
 export interface ToolWorkerOptions {
@@ -24,7 +27,8 @@ export interface ToolWorkerOptions {
   /**
    * The job lock's duration: a worker that dies is noticed about `2 × lockMs` later at most (its lock
    * lapses within `lockMs`; the stall check runs every `lockMs / 2` and moves a job whose lock is gone
-   * at its next look), so 10 s by default. @default 5000
+   * at its next look), so 10 s by default. It is also how long Redis may be out of reach before the
+   * bodies running are stopped (see 6. below). @default 5000
    */
   readonly lockMs?: number;
 }
@@ -36,11 +40,17 @@ export interface ToolWorker {
    * tests. Jobs added before are not lost; they wait in the queue.
    */
   ready(): Promise<void>;
-  /** Stops taking jobs, waits for the bodies running, and closes every connection it opened. */
+  /**
+   * Stops taking jobs, waits for the bodies running, and closes every connection it opened — within a
+   * few seconds of the last body ending, whatever Redis does (a connection that cannot close politely,
+   * Redis away or out of reach, is disconnected).
+   */
   close(): Promise<void>;
 }
 
 const DEFAULT_LOCK_MS = 5000;
+/** How long BullMQ may take to finish its work once the last body ended, before its connections are ended. */
+const CLOSE_AFTER_BODIES_MS = 2000;
 
 /**
  * A worker process's side of a fleet: takes the jobs of `queue` that agents' `remoteTools` add, and
@@ -66,9 +76,13 @@ const DEFAULT_LOCK_MS = 5000;
  *    Everything it sends back — the value or item count, each item, each report, a failure's reason — is
  *    signed with `secret` for the job and its call, and the agent uses nothing it cannot verify.
  * 6. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
- *    tool's job runs again on another worker, any other fails as `outcome_unknown` and never runs twice.
- *    BullMQ renews the lock while a body runs, so bodies may take hours — but a body must not block the
- *    worker's event loop for `lockMs` or longer (the lock would lapse and the job count as stalled).
+ *    tool's job runs again on another worker, any other fails as
+ *    `outcome_unknown` and never runs twice. BullMQ renews the lock while a body runs, so bodies may take
+ *    hours — but a worker that cannot renew it (cut off from Redis, Redis away for `lockMs`, or its
+ *    event loop blocked that long) aborts the body's signal as soon as the lock may have lapsed, before
+ *    another worker can take the job, and its job is handled as a lost worker's: a body that honours
+ *    its signal never overlaps the job's next run. A body that had ended by then keeps its outcome: the
+ *    worker records it beside the job, and the agent and the job's next worker use it.
  *
  * @throws {ConfigError} (`where: 'createToolWorker'`) for a malformed option.
  *
@@ -112,24 +126,45 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   const connections = new FleetConnections(connection);
   const commands = connections.open();
   const subscriber = connections.open();
+  // BullMQ's own (its blocking reads get a duplicate): the lock renewals go through it.
+  const bullmq = connections.open();
+  // A job that ended while its lock may have lapsed: its outcome, where the agent and its next worker find it.
+  const locks = new LockWatch(lockMs, () => bullmq.readyAt, (jobId, outcome, keepMs) => {
+    void commands.set(keys.outcome(jobId), outcomeRecord(outcome), 'PX', keepMs).catch(() => undefined);
+  });
   // `worker` is assigned below, before any message can arrive (the subscription is not made yet).
   const notices = new CancelNotices(keys, commands, (jobId) => void worker.cancelJob(jobId, 'cancelled by the agent'));
-  const run = new JobRunner(byName, keys, secret, notices, commands);
-  const worker: Worker = new Worker(queue, (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal), {
-    connection: connections.open(), // BullMQ's own (its blocking reads get a duplicate)
-    prefix,
-    concurrency,
-    lockDuration: lockMs,
-    stalledInterval: Math.max(50, Math.round(lockMs / 2)),
-    maxStalledCount: 1,
-    autorun: false, // it takes jobs once it hears cancels (see CancelNotices)
-  });
+  const run = new JobRunner(byName, keys, secret, notices, commands, locks);
+  const stalledInterval = Math.max(50, Math.round(lockMs / 2));
+  const worker = new FleetWorker(
+    queue,
+    (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal),
+    {
+      connection: bullmq,
+      prefix,
+      concurrency,
+      lockDuration: lockMs,
+      stalledInterval,
+      maxStalledCount: 1,
+      skipStalledCheck: true, // checkStalls below
+      autorun: false, // it takes jobs once it hears cancels (see CancelNotices)
+    },
+    locks,
+  );
   worker.on('error', () => undefined); // BullMQ reconnects; a job whose lock lapsed is recovered by the stall check
+  worker.on('completed', (job: Job) => locks.finished(job.id!));
+  worker.on('failed', (job: Job | undefined) => job?.id !== undefined && locks.finished(job.id));
   subscriber.on('message', (_channel: string, jobId: string) => notices.hear(jobId));
   const listening = subscriber.subscribe(keys.cancelChannel);
   // ioredis subscribes again by itself after a reconnect; cancels published in the gap are in their markers.
   listening.then(() => subscriber.on('ready', () => void notices.resubscribed()), () => undefined);
-  void listening.then(() => worker.run(), () => undefined).catch(() => undefined);
+  let stopStallChecks: (() => void) | undefined;
+  void listening
+    .then(() => {
+      stopStallChecks = checkStalls(worker, bullmq, lockMs, stalledInterval);
+      return worker.run();
+    }, () => undefined)
+    .catch(() => undefined);
 
   let closed: Promise<void> | undefined;
   return Object.freeze({
@@ -138,10 +173,13 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
     },
     close: () =>
       (closed ??= (async () => {
-        await closeRedis(subscriber);
-        await worker.close();
-        await closeRedis(commands);
-        connections.disconnectAll(); // BullMQ leaves the connection it was given (and shares) to us
+        stopStallChecks?.();
+        // BullMQ stops taking jobs and waits for the bodies (cancels are still heard meanwhile), then for
+        // Redis to take their outcomes: that part is bounded, once the bodies ended.
+        const closing = worker.close().then(() => Promise.all([closeRedis(subscriber), closeRedis(commands)]));
+        await Promise.race([closing, locks.idle()]);
+        await boundedClose(closing, CLOSE_AFTER_BODIES_MS, connections);
+        locks.clear();
       })()),
   });
 }

@@ -1,18 +1,18 @@
 /**
  * Issue 24, finding 6: closing a fleet while Redis is away, or right after it came back (its clients
  * still waiting to reconnect). The user sees `remoteTools().close()` return within seconds — a call still
- * waiting answered `job_lost`; nothing is left waiting on a connection that will never end (before,
- * `close()` awaited BullMQ's `QueueEvents` close, which waited without bound for a client that was
- * reconnecting, and the process could not exit).
+ * waiting answered `job_lost` — and every worker process close its worker and exit by itself; nothing is
+ * left waiting on a connection that will never end (before, `close()` awaited BullMQ's `QueueEvents`
+ * close, which waited without bound for a client that was reconnecting, and the process could not exit).
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { remoteTools } from '../../src/bullmq/index.js';
 import { createPipeline } from '../../src/index.js';
 import { redisAvailable, requireRedis, startRedis, type OwnRedis } from '../support/redis.js';
-import { closesWithin, stopAfterEach } from './support/closing.js';
+import { closesWithin, expectClosedThemselves, stopAfterEach } from './support/closing.js';
 import { sleep } from './support/contracts.js';
-import { SECRET, testFleet, until, WITH_REDIS } from './support/fleet.js';
+import { SECRET, stopProcess, testFleet, until, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
@@ -34,10 +34,12 @@ describe.skipIf(!redisAvailable())(`closing a fleet when Redis is away or just b
   }
 
   it('right after a restart: remoteTools and every worker close within seconds', async () => {
-    const { redis, agent } = await runningFleet();
+    const { redis, f, agent } = await runningFleet();
     await redis.restart(1500);
     const agentCloseMs = await closesWithin(() => agent.close(), 'remoteTools().close() right after Redis came back');
-    console.log(`closed right after a Redis restart (down 1500 ms): remoteTools ${agentCloseMs.toFixed(0)} ms`);
+    const exits = await f.stop();
+    console.log(`closed right after a Redis restart (down 1500 ms): remoteTools ${agentCloseMs.toFixed(0)} ms; workers ${exits.map((exit) => `${exit.ms.toFixed(0)} ms`).join(', ')}`);
+    expectClosedThemselves(exits);
   });
 
   it('while Redis is away: remoteTools closes within seconds and answers its waiting call job_lost; every worker closes', async () => {
@@ -48,7 +50,11 @@ describe.skipIf(!redisAvailable())(`closing a fleet when Redis is away or just b
     await new Promise((resolve) => setTimeout(resolve, 300));
     const agentCloseMs = await closesWithin(() => agent.close(), 'remoteTools().close() while Redis is away');
     expect((await run)[0]).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'job_lost' } } });
-    console.log(`closed while Redis is away: remoteTools ${agentCloseMs.toFixed(0)} ms`);
+    // A worker closes once its bodies ended: this one's is stopped once its lock may have lapsed.
+    await until(() => f.events().some((event) => event.callId === 'waiting' && event.e === 'end'), 5000, 'the body to stop');
+    const exits = await Promise.all(f.workers.map(stopProcess)); // their keys are deleted once Redis is back (afterEach)
+    console.log(`closed while Redis is away: remoteTools ${agentCloseMs.toFixed(0)} ms; workers ${exits.map((exit) => `${exit.ms.toFixed(0)} ms`).join(', ')}`);
+    expectClosedThemselves(exits);
     await back;
   }, 30_000);
 });
