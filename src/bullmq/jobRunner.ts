@@ -25,7 +25,8 @@ const WRITES_IN_FLIGHT = 64;
  * call (`OutcomeSigner`); a failure is thrown with a signed `[code] text` reason the agent reads back.
  * The checks before a body starts, in order: the payload's version and shape (refused unsigned: it
  * names no call), its signature, the tool, a restart after a worker was lost (the outcome it recorded,
- * if its body ended; else not run again when not idempotent), the signed expiry, the arguments, a cancel, and — not idempotent — the call's run record. A job whose lock
+ * if its body ended; else not run again when not idempotent, nor more than `maxReruns` times), the
+ * signed expiry, the arguments, a cancel, and — not idempotent — the call's run record. A job whose lock
  * lapsed while it ran (`LockWatch`) is left to the stall check, as a lost worker's: it neither completes
  * nor fails here.
  */
@@ -37,6 +38,7 @@ export class JobRunner {
     private readonly notices: CancelNotices,
     private readonly commands: Redis,
     private readonly locks: LockWatch,
+    private readonly maxReruns: number,
   ) {}
 
   async process(job: Job, jobSignal: AbortSignal | undefined): Promise<JobReturn> {
@@ -81,6 +83,11 @@ export class JobRunner {
       }
       if (!tool.idempotent) {
         refuse('outcome_unknown', 'the worker running it stopped before it finished, and it is not idempotent, so it was not run again; it may or may not have taken effect.');
+      }
+      const lost = job.attemptsStarted - 1;
+      if (lost > this.maxReruns) {
+        const allowed = `${this.maxReruns} ${this.maxReruns === 1 ? 'run' : 'runs'} again`;
+        refuse('workers_lost', `its workers were lost ${lost} times before its body ended (each died, or lost its lock on the job: cut off from Redis, or its event loop blocked for lockMs), more than the ${allowed} the workers allow (maxReruns); it was not run again.`);
       }
     }
     if (Date.now() >= payload.expiresAt) {

@@ -31,6 +31,14 @@ export interface ToolWorkerOptions {
    * bodies running are stopped (see 6. below). @default 5000
    */
   readonly lockMs?: number;
+  /**
+   * How many times an `idempotent` tool's job may run again after its worker was lost mid-body (died,
+   * or lost its lock: cut off from Redis, or its event loop blocked for `lockMs`). A job lost once more
+   * than that fails: its call is a `tool_error` whose cause is a `RemoteToolError` with code
+   * `workers_lost`, which says how many times. Bodies that take a worker down with them stop there.
+   * (A job of a tool that is not idempotent never runs again: `outcome_unknown`.) @default 1
+   */
+  readonly maxReruns?: number;
 }
 
 /** A running worker: {@link createToolWorker}. */
@@ -49,6 +57,7 @@ export interface ToolWorker {
 }
 
 const DEFAULT_LOCK_MS = 5000;
+const DEFAULT_MAX_RERUNS = 1;
 /** How long BullMQ may take to finish its work once the last body ended, before its connections are ended. */
 const CLOSE_AFTER_BODIES_MS = 2000;
 
@@ -76,7 +85,7 @@ const CLOSE_AFTER_BODIES_MS = 2000;
  *    Everything it sends back — the value or item count, each item, each report, a failure's reason — is
  *    signed with `secret` for the job and its call, and the agent uses nothing it cannot verify.
  * 6. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
- *    tool's job runs again on another worker, any other fails as
+ *    tool's job runs again on another worker (up to `maxReruns` times), any other fails as
  *    `outcome_unknown` and never runs twice. BullMQ renews the lock while a body runs, so bodies may take
  *    hours — but a worker that cannot renew it (cut off from Redis, Redis away for `lockMs`, or its
  *    event loop blocked that long) aborts the body's signal as soon as the lock may have lapsed, before
@@ -105,13 +114,14 @@ const CLOSE_AFTER_BODIES_MS = 2000;
 export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   const fail = failer('createToolWorker');
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { tools, concurrency = 1, prefix = DEFAULT_PREFIX, lockMs = DEFAULT_LOCK_MS } = options;
+  const { tools, concurrency = 1, prefix = DEFAULT_PREFIX, lockMs = DEFAULT_LOCK_MS, maxReruns = DEFAULT_MAX_RERUNS } = options;
   const connection = checkConnection('createToolWorker', options.connection);
   const queue = checkName('createToolWorker', 'queue', options.queue);
   const secret = checkSecret('createToolWorker', options.secret);
   checkName('createToolWorker', 'prefix', prefix);
   if (!isCount(concurrency, 1)) fail('concurrency', 'an integer of at least 1', concurrency);
   if (!isPositiveDuration(lockMs) || lockMs < 100) fail('lockMs', 'at least 100 milliseconds', lockMs);
+  if (!isCount(maxReruns, 0)) fail('maxReruns', 'an integer of at least 0', maxReruns);
   if (!Array.isArray(tools)) fail('tools', 'an array of tools (implementTool(contract, body))', tools);
   const byName = new Map<string, AnyTool>();
   tools.forEach((tool, i) => {
@@ -134,7 +144,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   });
   // `worker` is assigned below, before any message can arrive (the subscription is not made yet).
   const notices = new CancelNotices(keys, commands, (jobId) => void worker.cancelJob(jobId, 'cancelled by the agent'));
-  const run = new JobRunner(byName, keys, secret, notices, commands, locks);
+  const run = new JobRunner(byName, keys, secret, notices, commands, locks, maxReruns);
   const stalledInterval = Math.max(50, Math.round(lockMs / 2));
   const worker = new FleetWorker(
     queue,
@@ -145,7 +155,8 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
       concurrency,
       lockDuration: lockMs,
       stalledInterval,
-      maxStalledCount: 1,
+      // Ours refuses a job lost more than `maxReruns` times first, signed (`workers_lost`); BullMQ's is the fallback.
+      maxStalledCount: maxReruns + 1,
       skipStalledCheck: true, // checkStalls below
       autorun: false, // it takes jobs once it hears cancels (see CancelNotices)
     },

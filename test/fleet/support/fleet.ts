@@ -49,7 +49,7 @@ export interface ProcessExit {
 }
 
 /** What a test may set on the worker processes it starts. */
-export type WorkerOptions = Partial<Pick<WorkerConfig, 'lockMs' | 'url'>>;
+export type WorkerOptions = Partial<Pick<WorkerConfig, 'lockMs' | 'maxReruns' | 'url'>>;
 
 /** A new fleet on the Redis at `url` (workers are started with `start`). */
 export function testFleet(url: string): TestFleet {
