@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
 

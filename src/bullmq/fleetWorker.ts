@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { Worker, type Processor, type WorkerOptions } from 'bullmq';
 import type { FleetRedis } from './fleetRedis.js';
 import type { LockWatch } from './lockWatch.js';

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { JobReturn } from './outcomeSigner.js';
 
 /** What a job's processor ended with: its signed return, or its failure's reason. */
