@@ -38,6 +38,20 @@ export class FleetKeys {
   }
 
   /**
+   * A job's outcome as its worker recorded it beside BullMQ's job, when its lock may have lapsed before
+   * BullMQ recorded how it ended (see `LockWatch`): the agent's job lookup and the job's next worker read
+   * it first. Kept as long as the job.
+   */
+  outcome(jobId: string): string {
+    return `${this.base}:outcome:${jobId}`;
+  }
+
+  /** What every outcome record's key starts with (the job id follows): for the agent's lookup script. */
+  get outcomePrefix(): string {
+    return `${this.base}:outcome:`;
+  }
+
+  /**
    * A call's run record: set (if absent) by the worker that starts a non-idempotent body for attempt
    * `attempt` of the call whose idempotency key is `key`; its value is that job's id. A job that finds
    * it set does not run (the body already ran for the call). Keys have no `:` (`tsk-` base64url).

@@ -38,28 +38,3 @@ export function checkSecret(where: Where, secret: unknown): Buffer {
   }
   return Buffer.from(secret as string | Uint8Array);
 }
-
-/**
- * A connection of our own (pub/sub, item streams, cancel markers), closed by whoever opened it: a
- * duplicate of a given ioredis instance, or a new client from the options.
- */
-export function openRedis(connection: ConnectionOptions): Redis {
-  const redis = connection instanceof Redis ? connection.duplicate() : fromOptions(connection as Record<string, unknown>);
-  redis.on('error', () => undefined); // ioredis reconnects by itself; commands meanwhile fail and are retried by their callers
-  return redis;
-}
-
-function fromOptions({ url, ...options }: Record<string, unknown>): Redis {
-  const settings = { ...options, maxRetriesPerRequest: null };
-  return typeof url === 'string' ? new Redis(url, settings) : new Redis(settings);
-}
-
-/** Quits a connection we opened; one that cannot quit (Redis is gone) is disconnected. */
-export async function closeRedis(redis: Redis): Promise<void> {
-  try {
-    if (redis.status === 'end') return;
-    await redis.quit();
-  } catch {
-    redis.disconnect();
-  }
-}

@@ -1,4 +1,4 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
@@ -10,6 +10,8 @@ import { deepFreeze } from '../internal/snapshot.js';
 import type { CancelNotices } from './cancelNotices.js';
 import { RUN_RECORD_SKEW_MS, type FleetKeys } from './fleetKeys.js';
 import { shapeRefusal, signatureRefusal, type JobPayload } from './jobPayload.js';
+import type { HeldJob, LockWatch } from './lockWatch.js';
+import { readOutcomeRecord } from './outcomeRecord.js';
 import { OutcomeSigner, type JobReturn, type UnsignedReturn } from './outcomeSigner.js';
 import { ProgressSender } from './remoteProgress.js';
 import { failureReason, type WorkerFailureCode } from './remoteToolError.js';
@@ -22,8 +24,11 @@ const WRITES_IN_FLIGHT = 64;
  * Runs one job's body on a worker (`createToolWorker`). Everything it sends back is signed for the job's
  * call (`OutcomeSigner`); a failure is thrown with a signed `[code] text` reason the agent reads back.
  * The checks before a body starts, in order: the payload's version and shape (refused unsigned: it
- * names no call), its signature, the tool, a restart after a worker died (not idempotent: not run
- * again), the signed expiry, the arguments, a cancel, and — not idempotent — the call's run record.
+ * names no call), its signature, the tool, a restart after a worker was lost (the outcome it recorded,
+ * if its body ended; else not run again when not idempotent, nor more than `maxReruns` times), the
+ * signed expiry, the arguments, a cancel, and — not idempotent — the call's run record. A job whose lock
+ * lapsed while it ran (`LockWatch`) is left to the stall check, as a lost worker's: it neither completes
+ * nor fails here.
  */
 export class JobRunner {
   constructor(
@@ -32,9 +37,29 @@ export class JobRunner {
     private readonly secret: Buffer,
     private readonly notices: CancelNotices,
     private readonly commands: Redis,
+    private readonly locks: LockWatch,
+    private readonly maxReruns: number,
   ) {}
 
   async process(job: Job, jobSignal: AbortSignal | undefined): Promise<JobReturn> {
+    const held = this.locks.hold(job.id!, job.processedOn);
+    let returned: JobReturn;
+    try {
+      returned = await this.#process(job, jobSignal, held.lapsed);
+    } catch (error) {
+      if (held.lapsed.aborted) {
+        held.settled(undefined, 0);
+        throw new WaitingError(); // BullMQ leaves the job as it is: the stall check hands it on
+      }
+      held.settled(error instanceof Error ? { failed: error.message } : undefined, keepMsOf(job));
+      throw error;
+    }
+    held.settled(held.lapsed.aborted ? undefined : { returned }, keepMsOf(job));
+    if (held.lapsed.aborted) throw new WaitingError();
+    return returned;
+  }
+
+  async #process(job: Job, jobSignal: AbortSignal | undefined, lapsed: HeldJob['lapsed']): Promise<JobReturn> {
     const jobId = job.id!;
     const shape = shapeRefusal(job.data);
     if (shape !== undefined) throw new UnrecoverableError(failureReason('refused', `Job ${jobId} refused by the worker: ${shape}. Nothing ran.`));
@@ -49,8 +74,21 @@ export class JobRunner {
     if (tool === undefined) {
       refuse('unknown_tool', `No tool "${payload.tool}" on the workers of queue "${this.keys.queue}" (they have: ${[...this.tools.keys()].join(', ') || 'none'}).`);
     }
-    if (job.attemptsStarted > 1 && !tool.idempotent) {
-      refuse('outcome_unknown', 'the worker running it stopped before it finished, and it is not idempotent, so it was not run again; it may or may not have taken effect.');
+    if (job.attemptsStarted > 1) {
+      // Its last worker was lost — or lost its lock after the body ended, and recorded how it ended.
+      const recorded = readOutcomeRecord(await this.commands.get(this.keys.outcome(jobId)).catch(() => null), signer);
+      if (recorded !== undefined) {
+        if ('returned' in recorded) return recorded.returned;
+        throw new UnrecoverableError(recorded.failed);
+      }
+      if (!tool.idempotent) {
+        refuse('outcome_unknown', 'the worker running it stopped before it finished, and it is not idempotent, so it was not run again; it may or may not have taken effect.');
+      }
+      const lost = job.attemptsStarted - 1;
+      if (lost > this.maxReruns) {
+        const allowed = `${this.maxReruns} ${this.maxReruns === 1 ? 'run' : 'runs'} again`;
+        refuse('workers_lost', `its workers were lost ${lost} times before its body ended (each died, or lost its lock on the job: cut off from Redis, or its event loop blocked for lockMs), more than the ${allowed} the workers allow (maxReruns); it was not run again.`);
+      }
     }
     if (Date.now() >= payload.expiresAt) {
       refuse('timeout', `it expired before a worker could start it (at ${new Date(payload.expiresAt).toISOString()}: its deadline, or the agent's jobExpiryMs); it did not run.`);
@@ -69,7 +107,8 @@ export class JobRunner {
       refuse('cancelled', 'the call was cancelled before its body started; it did not run.');
     }
     if (!tool.idempotent) await this.#takeRunRecord(jobId, payload, refuse);
-    const body = new BodySignal(jobSignal, payload.deadline);
+    if (lapsed.aborted) throw lapsed.reason; // its lock may be another worker's now: no body starts
+    const body = new BodySignal(jobSignal, lapsed, payload.deadline);
     const done = this.notices.running(jobId);
     // The body's progress travels to the agent's ctx.progress (and so to its events); every report is in
     // Redis before the job ends, so the agent's last read finds it.
@@ -135,19 +174,29 @@ function isStreamOutput(output: unknown): output is AsyncIterable<unknown> | Obs
   );
 }
 
-/** The body's signal: aborted with the job's (the agent cancelled) or at the job's deadline. */
+/** How long the job's outcome is kept: its payload's `keepMs` (none for a payload refused unread). */
+function keepMsOf(job: Job): number {
+  const keepMs = (job.data as Partial<JobPayload> | undefined)?.keepMs;
+  return typeof keepMs === 'number' && keepMs > 0 ? keepMs : 0;
+}
+
+/** The body's signal: aborted with the job's (the agent cancelled), when the job's lock lapsed, or at the job's deadline. */
 class BodySignal {
   readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #onAbort = () => this.#controller.abort(new DOMException('the call was cancelled', 'AbortError'));
+  readonly #onLapse = () => this.#controller.abort(this.lapsed.reason);
   timedOut = false;
 
   constructor(
     private readonly job: AbortSignal | undefined,
+    private readonly lapsed: AbortSignal,
     deadline: number | null,
   ) {
     if (job?.aborted === true) this.#onAbort();
     else job?.addEventListener('abort', this.#onAbort, { once: true });
+    if (lapsed.aborted) this.#onLapse();
+    else lapsed.addEventListener('abort', this.#onLapse, { once: true });
     if (deadline !== null) {
       this.#timer = setTimeout(() => {
         this.timedOut = !this.#controller.signal.aborted;
@@ -163,5 +212,6 @@ class BodySignal {
   dispose(): void {
     clearTimeout(this.#timer);
     this.job?.removeEventListener('abort', this.#onAbort);
+    this.lapsed.removeEventListener('abort', this.#onLapse);
   }
 }

@@ -1,7 +1,7 @@
-import { Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
-import { closeRedis, openRedis } from './fleetOptions.js';
+import type { FleetConnections } from './fleetRedis.js';
 import { completed, JobWatch, type JobOutcome } from './jobWatch.js';
 
 /** How many jobs one reconcile script asks Redis about. */
@@ -10,17 +10,22 @@ const RECONCILE_BATCH = 500;
 /**
  * How each job of a batch ended, in one round trip and O(1) per job — a flat list of pairs: `c` and the
  * return value (completed), `f` and the reason (failed), `p` and '' (still there: waiting, delayed or
- * active), `u` and '' (gone). (BullMQ's `getJobState` also finds a waiting job's position in the wait
- * list — O(backlog) per job — and a `getJob` per finished job would be a second round trip: checking
- * thousands of outstanding jobs a second that way is what made a busy agent slow.)
+ * active), `u` and '' (gone). An outcome its worker recorded beside the job (`outcomeRecord.ts`: its
+ * lock lapsed before BullMQ recorded how it ended) comes first, in the same letters. (BullMQ's
+ * `getJobState` also finds a waiting job's position in the wait list — O(backlog) per job — and a
+ * `getJob` per finished job would be a second round trip: checking thousands of outstanding jobs a
+ * second that way is what made a busy agent slow.)
  */
 const JOB_STATES = `
 local out = {}
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local id = ARGV[i]
   local key = ARGV[1] .. id
   local state, value = 'u', ''
-  if redis.call('ZSCORE', KEYS[1], id) then
+  local recorded = redis.call('GET', ARGV[2] .. id)
+  if recorded then
+    state, value = string.sub(recorded, 1, 1), string.sub(recorded, 2)
+  elseif redis.call('ZSCORE', KEYS[1], id) then
     local returned = redis.call('HGET', key, 'returnvalue')
     if returned then state, value = 'c', returned end
   elseif redis.call('ZSCORE', KEYS[2], id) then
@@ -44,8 +49,6 @@ export class QueueWatcher {
   readonly queue: Queue;
   readonly keys: FleetKeys;
   readonly #events: QueueEvents;
-  /** The connection `QueueEvents` blocks on, when we had to open it (the caller gave an instance). */
-  readonly #eventsRedis: Redis | undefined;
   readonly #watches = new Map<string, JobWatch>();
   #timer: NodeJS.Timeout | undefined = undefined;
   #reconciling = false;
@@ -53,21 +56,21 @@ export class QueueWatcher {
 
   constructor(
     name: string,
-    connection: ConnectionOptions,
+    /** The agent's connections: the queue's is opened here (and `QueueEvents` blocks on a duplicate of it). */
+    connections: FleetConnections,
     prefix: string,
     /** For cancel markers, the cancel channel and job lookups. */
     private readonly commands: Redis,
     private readonly reconcileMs: number,
   ) {
     this.keys = new FleetKeys(prefix, name);
+    const connection = connections.open();
     this.queue = new Queue(name, { connection, prefix });
-    // A given ioredis instance is shared by BullMQ; a blocking reader needs a connection of its own.
-    this.#eventsRedis = isOptions(connection) ? undefined : openRedis(connection);
     // Read from a little before now rather than from wherever the stream is when the first read is
     // sent ('$'), so the events of jobs added meanwhile are not skipped. (Stream ids are Redis's clock;
     // a skew larger than this only makes those results wait for a reconcile.)
     const lastEventId = `${Date.now() - 5000}-0`;
-    this.#events = new QueueEvents(name, { connection: this.#eventsRedis ?? connection, prefix, lastEventId });
+    this.#events = new QueueEvents(name, { connection, prefix, lastEventId });
     // Reconnects are theirs; what they miss meanwhile, reconcile finds.
     this.queue.on('error', () => undefined);
     this.#events.on('error', () => undefined);
@@ -128,7 +131,7 @@ export class QueueWatcher {
       for (let start = 0; start < watches.length; start += RECONCILE_BATCH) {
         const batch = watches.slice(start, start + RECONCILE_BATCH);
         const { completed, failed } = this.queue.keys;
-        const states = (await this.commands.eval(JOB_STATES, 2, completed!, failed!, this.queue.toKey(''), ...batch.map((watch) => watch.id))) as string[];
+        const states = (await this.commands.eval(JOB_STATES, 2, completed!, failed!, this.queue.toKey(''), this.keys.outcomePrefix, ...batch.map((watch) => watch.id))) as string[];
         batch.forEach((watch, i) => this.#settleFromState(watch, states[2 * i]!, states[2 * i + 1]!));
       }
     } catch {
@@ -153,17 +156,15 @@ export class QueueWatcher {
     this.#timer = undefined;
   }
 
-  /** Closes its connections; every job still waited for settles as gone. */
+  /**
+   * Closes BullMQ's side of it (the queue's own connection is the agent's to end); every job still waited
+   * for settles as gone.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     this.#stopTimer();
     for (const watch of this.#watches.values()) watch.settle({ kind: 'gone', why: 'remoteTools was closed while it waited for the job' });
     this.#watches.clear();
     await Promise.allSettled([this.queue.close(), this.#events.close()]);
-    if (this.#eventsRedis !== undefined) await closeRedis(this.#eventsRedis);
   }
-}
-
-function isOptions(connection: ConnectionOptions): boolean {
-  return typeof (connection as { duplicate?: unknown }).duplicate !== 'function';
 }

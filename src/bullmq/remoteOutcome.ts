@@ -4,7 +4,11 @@ import type { JobReturn, OutcomeSigner } from './outcomeSigner.js';
 import type { ProgressRelay } from './remoteProgress.js';
 import { RemoteToolError } from './remoteToolError.js';
 
-/** BullMQ's own failed reason for a job that stalled more than `maxStalledCount` times (1 here). */
+/**
+ * BullMQ's own failed reason for a job that stalled more than its `maxStalledCount` times. The workers
+ * set that one above their `maxReruns`, so they refuse such a job themselves first (`workers_lost`,
+ * signed, saying how many times); BullMQ's comes only when that refusal was lost too.
+ */
 const BULLMQ_STALLED = 'job stalled more than allowable limit';
 
 /**
@@ -24,7 +28,7 @@ export function unverified(jobId: string, what: string): RemoteToolError {
  * signed was passed on — or its failure thrown as the body's (a `RemoteToolError`, or `OutcomeUnknown`
  * for the worker's `outcome_unknown`). A completed job's return value, or a failed one's reason, that is
  * not signed for this call is `result_unverified` — except BullMQ's own failure of a job that stalled
- * twice, `job_failed` with toolstream's text.
+ * too often, `workers_lost` with toolstream's text.
  */
 export async function settledReturn(outcome: JobOutcome, signer: OutcomeSigner, progress: ProgressRelay): Promise<JobReturn> {
   const { jobId } = signer;
@@ -40,7 +44,7 @@ export async function settledReturn(outcome: JobOutcome, signer: OutcomeSigner, 
       const failure = signer.readFailure(outcome.reason);
       if (failure === undefined) {
         if (outcome.reason === BULLMQ_STALLED) {
-          throw new RemoteToolError('job_failed', 'BullMQ failed the job: it stalled twice (its workers stopped, or blocked their event loop for lockMs or longer).', jobId);
+          throw new RemoteToolError('workers_lost', 'BullMQ failed the job: its workers were lost more times than it may run again (each died, lost its lock on the job, or blocked its event loop for lockMs or longer).', jobId);
         }
         throw unverified(jobId, 'its failure reason is not signed with this agent\'s secret for this call');
       }

@@ -9,7 +9,9 @@ import { brand } from '../internal/brand.js';
  *   payload version it does not verify: agents and workers of different versions during an upgrade);
  * - `'timeout'`: the job's deadline passed on the worker, or it expired before a worker started it;
  * - `'cancelled'`: the job was cancelled before or while its body ran;
- * - `'job_failed'`: BullMQ failed the job itself (an idempotent job that stalled twice);
+ * - `'workers_lost'`: an idempotent job's workers were lost more times than it may run again (the
+ *   workers' `maxReruns`, 1 by default): each died, or lost its lock on the job, before the body ended;
+ *   the message says how many times;
  * - `'job_lost'`: the job is gone from Redis (removed, expired, or Redis lost its data);
  * - `'result_unverified'`: what the job returned (its value, failure, streamed items or their count) is
  *   not signed with the agent's secret for this call, so none of it was used — workers running with
@@ -18,12 +20,12 @@ import { brand } from '../internal/brand.js';
  * A worker that died mid-body of a non-idempotent job, or a job whose call's body already ran, gives no
  * `RemoteToolError`: the call's result is `outcome_unknown`.
  */
-export type RemoteToolErrorCode = 'tool_failed' | 'invalid_args' | 'unknown_tool' | 'refused' | 'timeout' | 'cancelled' | 'job_failed' | 'job_lost' | 'result_unverified';
+export type RemoteToolErrorCode = 'tool_failed' | 'invalid_args' | 'unknown_tool' | 'refused' | 'timeout' | 'cancelled' | 'workers_lost' | 'job_lost' | 'result_unverified';
 
 /**
  * A remote tool's job failed: what its body throws in the agent, so the call's result is a `tool_error`
- * whose message is the worker's signed text (toolstream's own for `job_failed`, `job_lost` and
- * `result_unverified`) and whose `cause` is this error, discriminated on `code`.
+ * whose message is the worker's signed text (toolstream's own for `job_lost`, `result_unverified`, and
+ * `workers_lost` when BullMQ failed the job itself) and whose `cause` is this error, discriminated on `code`.
  *
  * @example
  * ```ts
@@ -50,9 +52,9 @@ export class RemoteToolError extends Error {
 }
 
 /** The codes a worker writes into a failed job's reason, `[code] text`, for the agent to read back. */
-export type WorkerFailureCode = Exclude<RemoteToolErrorCode, 'job_failed' | 'job_lost' | 'result_unverified'> | 'outcome_unknown';
+export type WorkerFailureCode = Exclude<RemoteToolErrorCode, 'job_lost' | 'result_unverified'> | 'outcome_unknown';
 
-export const WORKER_FAILURE_CODES: ReadonlySet<string> = new Set<WorkerFailureCode>(['tool_failed', 'invalid_args', 'unknown_tool', 'refused', 'timeout', 'cancelled', 'outcome_unknown']);
+export const WORKER_FAILURE_CODES: ReadonlySet<string> = new Set<WorkerFailureCode>(['tool_failed', 'invalid_args', 'unknown_tool', 'refused', 'timeout', 'cancelled', 'workers_lost', 'outcome_unknown']);
 
 /** An unsigned failure reason: for data that names no call to sign for (another payload version, not a job). */
 export function failureReason(code: WorkerFailureCode, text: string): string {

@@ -8,7 +8,8 @@ import { attemptOf, durableCallOf, markReattaching } from '../internal/reattach.
 import { streamHandoff } from '../internal/streamHandoff.js';
 import { isPositiveDuration } from '../internal/validate.js';
 import { implementTool, isToolContract, type ToolContract } from '../toolContract.js';
-import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
+import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
+import { boundedClose, closeRedis, FleetConnections } from './fleetRedis.js';
 import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';
 import type { JobWatch } from './jobWatch.js';
 import { OutcomeSigner } from './outcomeSigner.js';
@@ -57,13 +58,19 @@ export interface RemoteToolsOptions {
 export interface RemoteTools {
   /** One pipeline tool per contract, in their order. */
   readonly tools: readonly AnyTool[];
-  /** Closes every connection it opened; calls still waiting fail (`job_lost`). Idempotent. */
+  /**
+   * Closes every connection it opened, within a few seconds whatever Redis does (a connection that
+   * cannot close politely — Redis away, restarting, or out of reach — is disconnected); calls still
+   * waiting fail (`job_lost`). Idempotent.
+   */
   close(): Promise<void>;
 }
 
 const DEFAULT_RECONCILE_MS = 250;
 const DEFAULT_KEEP_JOBS_MS = 60 * 60 * 1000;
 const DEFAULT_JOB_EXPIRY_MS = 60 * 60 * 1000;
+/** How long `close()` lets its connections close politely before it ends them. */
+const CLOSE_MS = 2000;
 
 /**
  * Pipeline tools whose bodies run as BullMQ jobs on a worker fleet (`createToolWorker`). They are
@@ -132,7 +139,7 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     seen.add(contract.name);
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
-  const fleet = new AgentFleet(connection, prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs);
+  const fleet = new AgentFleet(new FleetConnections(connection), prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs);
   const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
   return Object.freeze({ tools: Object.freeze(tools), close: () => fleet.close() });
 }
@@ -145,7 +152,7 @@ class AgentFleet {
   #closed: Promise<void> | undefined = undefined;
 
   constructor(
-    private readonly connection: ConnectionOptions,
+    private readonly connections: FleetConnections,
     private readonly prefix: string,
     private readonly secret: Buffer,
     private readonly reconcileMs: number,
@@ -228,14 +235,14 @@ class AgentFleet {
     if (watcher !== undefined) return watcher;
     this.#commands ??= this.#openCommands();
     this.#subscriber ??= this.#openSubscriber();
-    watcher = new QueueWatcher(queue, this.connection, this.prefix, this.#commands, this.reconcileMs);
+    watcher = new QueueWatcher(queue, this.connections, this.prefix, this.#commands, this.reconcileMs);
     this.#watchers.set(queue, watcher);
     void this.#subscriber.subscribe(watcher.keys.itemsChannel).catch(() => undefined);
     return watcher;
   }
 
   #openCommands(): Redis {
-    const commands = openRedis(this.connection);
+    const commands = this.connections.open();
     // Back after a disconnect: events may have been missed meanwhile.
     let connectedBefore = false;
     commands.on('ready', () => {
@@ -246,7 +253,7 @@ class AgentFleet {
   }
 
   #openSubscriber(): Redis {
-    const subscriber = openRedis(this.connection);
+    const subscriber = this.connections.open();
     subscriber.on('message', (channel: string, jobId: string) => {
       const progressOf = progressNoticeOf(jobId);
       for (const watcher of this.#watchers.values()) {
@@ -259,10 +266,14 @@ class AgentFleet {
   }
 
   close(): Promise<void> {
-    this.#closed ??= (async () => {
-      await Promise.allSettled([...this.#watchers.values()].map((watcher) => watcher.close()));
-      await Promise.allSettled([this.#commands, this.#subscriber].flatMap((redis) => (redis === undefined ? [] : [closeRedis(redis)])));
-    })();
+    this.#closed ??= boundedClose(
+      (async () => {
+        await Promise.allSettled([...this.#watchers.values()].map((watcher) => watcher.close()));
+        await Promise.allSettled([this.#commands, this.#subscriber].flatMap((redis) => (redis === undefined ? [] : [closeRedis(redis)])));
+      })(),
+      CLOSE_MS,
+      this.connections,
+    );
     return this.#closed;
   }
 }

@@ -1,10 +1,14 @@
-import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
 import type { AnyTool } from '../defineTool.js';
 import { isCount, isPositiveDuration } from '../internal/validate.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
-import { checkConnection, checkName, checkSecret, closeRedis, DEFAULT_PREFIX, failer, openRedis } from './fleetOptions.js';
+import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
+import { boundedClose, closeRedis, FleetConnections } from './fleetRedis.js';
+import { checkStalls, FleetWorker } from './fleetWorker.js';
 import { JobRunner } from './jobRunner.js';
+import { LockWatch } from './lockWatch.js';
+import { outcomeRecord } from './outcomeRecord.js';
 
 /** Options of {@link createToolWorker}. */
 export interface ToolWorkerOptions {
@@ -23,9 +27,18 @@ export interface ToolWorkerOptions {
   /**
    * The job lock's duration: a worker that dies is noticed about `2 × lockMs` later at most (its lock
    * lapses within `lockMs`; the stall check runs every `lockMs / 2` and moves a job whose lock is gone
-   * at its next look), so 10 s by default. @default 5000
+   * at its next look), so 10 s by default. It is also how long Redis may be out of reach before the
+   * bodies running are stopped (see 6. below). @default 5000
    */
   readonly lockMs?: number;
+  /**
+   * How many times an `idempotent` tool's job may run again after its worker was lost mid-body (died,
+   * or lost its lock: cut off from Redis, or its event loop blocked for `lockMs`). A job lost once more
+   * than that fails: its call is a `tool_error` whose cause is a `RemoteToolError` with code
+   * `workers_lost`, which says how many times. Bodies that take a worker down with them stop there.
+   * (A job of a tool that is not idempotent never runs again: `outcome_unknown`.) @default 1
+   */
+  readonly maxReruns?: number;
 }
 
 /** A running worker: {@link createToolWorker}. */
@@ -35,11 +48,18 @@ export interface ToolWorker {
    * tests. Jobs added before are not lost; they wait in the queue.
    */
   ready(): Promise<void>;
-  /** Stops taking jobs, waits for the bodies running, and closes every connection it opened. */
+  /**
+   * Stops taking jobs, waits for the bodies running, and closes every connection it opened — within a
+   * few seconds of the last body ending, whatever Redis does (a connection that cannot close politely,
+   * Redis away or out of reach, is disconnected).
+   */
   close(): Promise<void>;
 }
 
 const DEFAULT_LOCK_MS = 5000;
+const DEFAULT_MAX_RERUNS = 1;
+/** How long BullMQ may take to finish its work once the last body ended, before its connections are ended. */
+const CLOSE_AFTER_BODIES_MS = 2000;
 
 /**
  * A worker process's side of a fleet: takes the jobs of `queue` that agents' `remoteTools` add, and
@@ -65,9 +85,13 @@ const DEFAULT_LOCK_MS = 5000;
  *    Everything it sends back — the value or item count, each item, each report, a failure's reason — is
  *    signed with `secret` for the job and its call, and the agent uses nothing it cannot verify.
  * 6. A worker that dies mid-body is noticed within about `2 × lockMs` (10 s by default): an `idempotent`
- *    tool's job runs again on another worker, any other fails as `outcome_unknown` and never runs twice.
- *    BullMQ renews the lock while a body runs, so bodies may take hours — but a body must not block the
- *    worker's event loop for `lockMs` or longer (the lock would lapse and the job count as stalled).
+ *    tool's job runs again on another worker (up to `maxReruns` times), any other fails as
+ *    `outcome_unknown` and never runs twice. BullMQ renews the lock while a body runs, so bodies may take
+ *    hours — but a worker that cannot renew it (cut off from Redis, Redis away for `lockMs`, or its
+ *    event loop blocked that long) aborts the body's signal as soon as the lock may have lapsed, before
+ *    another worker can take the job, and its job is handled as a lost worker's: a body that honours
+ *    its signal never overlaps the job's next run. A body that had ended by then keeps its outcome: the
+ *    worker records it beside the job, and the agent and the job's next worker use it.
  *
  * @throws {ConfigError} (`where: 'createToolWorker'`) for a malformed option.
  *
@@ -90,13 +114,14 @@ const DEFAULT_LOCK_MS = 5000;
 export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   const fail = failer('createToolWorker');
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { tools, concurrency = 1, prefix = DEFAULT_PREFIX, lockMs = DEFAULT_LOCK_MS } = options;
+  const { tools, concurrency = 1, prefix = DEFAULT_PREFIX, lockMs = DEFAULT_LOCK_MS, maxReruns = DEFAULT_MAX_RERUNS } = options;
   const connection = checkConnection('createToolWorker', options.connection);
   const queue = checkName('createToolWorker', 'queue', options.queue);
   const secret = checkSecret('createToolWorker', options.secret);
   checkName('createToolWorker', 'prefix', prefix);
   if (!isCount(concurrency, 1)) fail('concurrency', 'an integer of at least 1', concurrency);
   if (!isPositiveDuration(lockMs) || lockMs < 100) fail('lockMs', 'at least 100 milliseconds', lockMs);
+  if (!isCount(maxReruns, 0)) fail('maxReruns', 'an integer of at least 0', maxReruns);
   if (!Array.isArray(tools)) fail('tools', 'an array of tools (implementTool(contract, body))', tools);
   const byName = new Map<string, AnyTool>();
   tools.forEach((tool, i) => {
@@ -108,26 +133,49 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   });
 
   const keys = new FleetKeys(prefix, queue);
-  const commands = openRedis(connection);
-  const subscriber = openRedis(connection);
+  const connections = new FleetConnections(connection);
+  const commands = connections.open();
+  const subscriber = connections.open();
+  // BullMQ's own (its blocking reads get a duplicate): the lock renewals go through it.
+  const bullmq = connections.open();
+  // A job that ended while its lock may have lapsed: its outcome, where the agent and its next worker find it.
+  const locks = new LockWatch(lockMs, () => bullmq.readyAt, (jobId, outcome, keepMs) => {
+    void commands.set(keys.outcome(jobId), outcomeRecord(outcome), 'PX', keepMs).catch(() => undefined);
+  });
   // `worker` is assigned below, before any message can arrive (the subscription is not made yet).
   const notices = new CancelNotices(keys, commands, (jobId) => void worker.cancelJob(jobId, 'cancelled by the agent'));
-  const run = new JobRunner(byName, keys, secret, notices, commands);
-  const worker: Worker = new Worker(queue, (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal), {
-    connection,
-    prefix,
-    concurrency,
-    lockDuration: lockMs,
-    stalledInterval: Math.max(50, Math.round(lockMs / 2)),
-    maxStalledCount: 1,
-    autorun: false, // it takes jobs once it hears cancels (see CancelNotices)
-  });
+  const run = new JobRunner(byName, keys, secret, notices, commands, locks, maxReruns);
+  const stalledInterval = Math.max(50, Math.round(lockMs / 2));
+  const worker = new FleetWorker(
+    queue,
+    (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => run.process(job, signal),
+    {
+      connection: bullmq,
+      prefix,
+      concurrency,
+      lockDuration: lockMs,
+      stalledInterval,
+      // Ours refuses a job lost more than `maxReruns` times first, signed (`workers_lost`); BullMQ's is the fallback.
+      maxStalledCount: maxReruns + 1,
+      skipStalledCheck: true, // checkStalls below
+      autorun: false, // it takes jobs once it hears cancels (see CancelNotices)
+    },
+    locks,
+  );
   worker.on('error', () => undefined); // BullMQ reconnects; a job whose lock lapsed is recovered by the stall check
+  worker.on('completed', (job: Job) => locks.finished(job.id!));
+  worker.on('failed', (job: Job | undefined) => job?.id !== undefined && locks.finished(job.id));
   subscriber.on('message', (_channel: string, jobId: string) => notices.hear(jobId));
   const listening = subscriber.subscribe(keys.cancelChannel);
   // ioredis subscribes again by itself after a reconnect; cancels published in the gap are in their markers.
   listening.then(() => subscriber.on('ready', () => void notices.resubscribed()), () => undefined);
-  void listening.then(() => worker.run(), () => undefined).catch(() => undefined);
+  let stopStallChecks: (() => void) | undefined;
+  void listening
+    .then(() => {
+      stopStallChecks = checkStalls(worker, bullmq, lockMs, stalledInterval);
+      return worker.run();
+    }, () => undefined)
+    .catch(() => undefined);
 
   let closed: Promise<void> | undefined;
   return Object.freeze({
@@ -136,9 +184,13 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
     },
     close: () =>
       (closed ??= (async () => {
-        await closeRedis(subscriber);
-        await worker.close();
-        await closeRedis(commands);
+        stopStallChecks?.();
+        // BullMQ stops taking jobs and waits for the bodies (cancels are still heard meanwhile), then for
+        // Redis to take their outcomes: that part is bounded, once the bodies ended.
+        const closing = worker.close().then(() => Promise.all([closeRedis(subscriber), closeRedis(commands)]));
+        await Promise.race([closing, locks.idle()]);
+        await boundedClose(closing, CLOSE_AFTER_BODIES_MS, connections);
+        locks.clear();
       })()),
   });
 }

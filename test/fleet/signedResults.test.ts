@@ -3,7 +3,7 @@
  * signed it for that job and call. A value from a worker without the secret, a job moved to completed
  * (or failed) by hand, another job's genuine result or failure copied over: each call is answered
  * `result_unverified` with toolstream's own text — none of the unverified text reaches the model — and
- * the other calls of the turn go on. BullMQ's own failure of a stalled job is `job_failed`, in our words.
+ * the other calls of the turn go on. BullMQ's own failure of a stalled job is `workers_lost`, in our words.
  */
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
@@ -116,7 +116,7 @@ describe.skipIf(!redisAvailable())(`results that do not verify are refused (${WI
     expectUnverified(results[2]);
   });
 
-  it('a failure reason written by hand never reaches the model; BullMQ\'s own stall failure is job_failed in toolstream\'s words', async () => {
+  it('a failure reason written by hand never reaches the model; BullMQ\'s own stall failure is workers_lost in toolstream\'s words', async () => {
     const fail = (reason: string) => (job: Job, token: string) => job.moveToFailed(new Error(reason), token, false);
     const results = await runSettledByHand({
       forgedFailure: { name: 'echo', args: { text: 'a' }, settle: fail(`[tool_failed] ${FORGED}`) },
@@ -126,7 +126,7 @@ describe.skipIf(!redisAvailable())(`results that do not verify are refused (${WI
     expect(results[0]).toMatchObject({ status: 'ok' });
     expectUnverified(results[1]);
     expectUnverified(results[2]);
-    expect(results[3]).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'job_failed' } } });
-    expect(results[3]!.content).toMatch(/stalled twice/);
+    expect(results[3]).toMatchObject({ status: 'error', error: { code: 'tool_error', cause: { code: 'workers_lost' } } });
+    expect(results[3]!.content).toMatch(/its workers were lost more times than it may run again/);
   });
 });

@@ -25,15 +25,31 @@ export interface TestFleet {
   readonly prefix: string;
   readonly logDir: string;
   readonly workers: ChildProcess[];
-  /** Starts `n` more worker processes on the given queues (each with `concurrency` bodies), once ready. */
-  start(n: number, queues: WorkerConfig['queues'], options?: { readonly lockMs?: number }): Promise<ChildProcess[]>;
+  /**
+   * Starts `n` more worker processes on the given queues (each with `concurrency` bodies), once ready;
+   * `url` connects them through another address (a proxy in front of the fleet's Redis).
+   */
+  start(n: number, queues: WorkerConfig['queues'], options?: WorkerOptions): Promise<ChildProcess[]>;
   /** Every event the workers logged so far, in time order. */
   events(): WorkerEvent[];
   /** Empties the workers' logs (they keep appending to the same files). */
   clearEvents(): void;
-  /** Stops the workers (SIGTERM, then SIGKILL), deletes the prefix's keys and the logs. */
-  stop(): Promise<void>;
+  /**
+   * Stops the workers (SIGTERM: each closes its worker and exits; SIGKILL after 3 s), deletes the prefix's
+   * keys and the logs; resolves with how each stopped.
+   */
+  stop(): Promise<readonly ProcessExit[]>;
 }
+
+/** How a test process stopped: by itself once told (SIGTERM), or killed when it had not after 3 s; and how long it took. */
+export interface ProcessExit {
+  readonly pid: number | undefined;
+  readonly closedItself: boolean;
+  readonly ms: number;
+}
+
+/** What a test may set on the worker processes it starts. */
+export type WorkerOptions = Partial<Pick<WorkerConfig, 'lockMs' | 'maxReruns' | 'url'>>;
 
 /** A new fleet on the Redis at `url` (workers are started with `start`). */
 export function testFleet(url: string): TestFleet {
@@ -55,9 +71,10 @@ export function testFleet(url: string): TestFleet {
       for (const file of readdirSync(logDir)) if (file.endsWith('.jsonl')) truncateSync(join(logDir, file)); // the workers append (O_APPEND): their next line starts the file
     },
     async stop() {
-      await Promise.all(workers.map(stopProcess));
+      const exits = await Promise.all(workers.map(stopProcess));
       await deleteKeys(url, prefix);
       rmSync(logDir, { recursive: true, force: true });
+      return exits;
     },
   };
 }
@@ -90,13 +107,16 @@ function ready(child: ChildProcess): Promise<void> {
 }
 
 /** Stops a test process: SIGTERM, then SIGKILL after 3 s. */
-export async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+export async function stopProcess(child: ChildProcess): Promise<ProcessExit> {
+  const exit = () => ({ pid: child.pid, closedItself: child.exitCode === 0, ms: performance.now() - startedAt });
+  const startedAt = performance.now();
+  if (child.exitCode !== null || child.signalCode !== null) return exit();
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
   await exited;
   clearTimeout(timer);
+  return exit();
 }
 
 /** Every event the worker processes logged, in time order (CLOCK_MONOTONIC, one clock for all of them). */

@@ -9,13 +9,23 @@ export interface WorkerConfig {
   readonly secret: string;
   readonly logDir: string;
   readonly lockMs?: number;
+  readonly maxReruns?: number;
   readonly queues: readonly { readonly queue: string; readonly concurrency: number }[];
 }
 
 const config = JSON.parse(process.env['FLEET_WORKER']!) as WorkerConfig;
 const tools = fleetTools(config.logDir);
 const workers = config.queues.map(({ queue, concurrency }) =>
-  createToolWorker({ connection: { url: config.url }, queue, prefix: config.prefix, secret: config.secret, tools, concurrency, ...(config.lockMs === undefined ? {} : { lockMs: config.lockMs }) }),
+  createToolWorker({
+    connection: { url: config.url },
+    queue,
+    prefix: config.prefix,
+    secret: config.secret,
+    tools,
+    concurrency,
+    ...(config.lockMs === undefined ? {} : { lockMs: config.lockMs }),
+    ...(config.maxReruns === undefined ? {} : { maxReruns: config.maxReruns }),
+  }),
 );
 await Promise.all(workers.map((worker) => worker.ready()));
 process.stdout.write('ready\n');
