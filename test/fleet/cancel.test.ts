@@ -95,9 +95,11 @@ describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (
 
   it('a body that ignores its signal keeps its slot at most abortGraceMs', async () => {
     const [deaf, next] = [`deaf-${randomUUID()}`, `next-${randomUUID()}`];
-    const pipeline = createPipeline({ tools: remote.tools, concurrency: 1, defaultTimeoutMs: 100, abortGraceMs: 200 });
+    // Only the deaf call has the short time limit (its contract's): the next one's round trip through
+    // the queue may take more than 100 ms on a loaded machine, and must not time out for it.
+    const pipeline = createPipeline({ tools: remote.tools, concurrency: 1, abortGraceMs: 200 });
     const results = await pipeline.run([
-      { id: deaf, name: 'stubborn', args: { ms: 2000 } },
+      { id: deaf, name: 'stubborn', args: { ms: 3000 } },
       { id: next, name: 'sleep', args: { ms: 1 } },
     ]);
     expect(results.map((r) => r.error?.code)).toEqual(['timeout', undefined]);
@@ -105,7 +107,7 @@ describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (
     const deafStart = events.find((event) => event.callId === deaf && event.e === 'start')!.t;
     const nextStart = events.find((event) => event.callId === next && event.e === 'start')!.t;
     expect(nextStart - deafStart).toBeGreaterThanOrEqual(250); // timeout 100 + grace 200 (minus timer slack)
-    expect(nextStart - deafStart).toBeLessThan(1500); // not until the deaf body finished (2000)
+    expect(nextStart - deafStart).toBeLessThan(2500); // not until the deaf body finished (3000)
     expect(abortSeen(deaf)).toBeDefined(); // it was told
   });
 });
