@@ -13,8 +13,8 @@ export const sleepIdempotent = toolContract({ name: 'sleep_idempotent', descript
 /** Like sleep, but a barrier. */
 export const barrier = toolContract({ name: 'barrier', description: 'Sleep alone', input: z.object({ ms: z.int().nonnegative() }), mode: 'exclusive' });
 
-/** Sleeps `ms` and ignores its signal; its time limit is 100 ms. */
-export const stubborn = toolContract({ name: 'stubborn', description: 'Sleep, deaf', input: z.object({ ms: z.int().nonnegative() }), mode: 'parallel', timeoutMs: 100 });
+/** Sleeps `ms` and ignores its signal; its time limit is 600 ms (its trip through the queue counts). */
+export const stubborn = toolContract({ name: 'stubborn', description: 'Sleep, deaf', input: z.object({ ms: z.int().nonnegative() }), mode: 'parallel', timeoutMs: 600 });
 
 /** The agent's schema takes any number; the workers' (`strictOnWorker`) only up to 10. */
 export const strict = toolContract({ name: 'strict', description: 'A number', input: z.object({ n: z.number() }), mode: 'parallel' });
