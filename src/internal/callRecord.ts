@@ -6,6 +6,7 @@ import type { StartCheckEntry } from './startChecks.js';
 import type { Decision, TraceEntry } from '../policy/types.js';
 import type { CancelReason, ToolError } from '../toolError.js';
 import type { ResultStatus } from '../toolResult.js';
+import type { CallView } from '../types/callView.js';
 
 /** Why and by whom the rest of a subscription was cancelled. */
 export interface Cancellation {
@@ -20,9 +21,9 @@ export interface Cancellation {
 /**
  * The mutable state of one call as it moves through the stages. Internal: the result stage turns it
  * into a frozen `ToolResult`. Every field is initialised in the constructor so all records share one
- * hidden class.
+ * hidden class. Layers see it as a {@link CallView}.
  */
-export class CallRecord {
+export class CallRecord implements CallView {
   /** The tool, once intake found it. */
   tool: AnyTool | undefined = undefined;
   /** The call's turn (`call.turn`); `undefined` for the subscription's anonymous turn. */

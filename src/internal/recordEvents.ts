@@ -1,23 +1,29 @@
 import type { ToolError } from '../toolError.js';
-import type { CallRecord } from './callRecord.js';
+import type { CallView } from '../types/callView.js';
 
 /**
  * The moments of a call that happen inside a stage, where no tap between stages can see them: the
  * events layer (`src/observe/eventLayer.ts`) attaches one of these to each record it watches
  * (`record.events`), and the stages report to it. A record nobody watches has none, and each report
- * is then one property read.
+ * is then one property read. The reports take the call as a {@link CallView}, not the engine's record:
+ * the record holds its watcher (`events`), so the watcher's interface must not import the record back.
  */
 export interface RecordEvents {
   /** The guard is about to ask the approver. */
-  approvalRequested(record: CallRecord, reasons: readonly string[]): void;
+  approvalRequested(call: CallView, reasons: readonly string[]): void;
   /** The approver answered (or the question timed out or was withdrawn). */
-  approvalAnswered(record: CallRecord, approved: boolean, answer: string): void;
+  approvalAnswered(call: CallView, approved: boolean, answer: string): void;
   /** The pool invoked the body. */
-  started(record: CallRecord): void;
+  started(call: CallView): void;
   /** The body called `ctx.progress(value)`. */
-  progress(record: CallRecord, value: unknown): void;
+  progress(call: CallView, value: unknown): void;
   /** An attempt failed and another is due after `delayMs`. */
-  retry(record: CallRecord, attempt: number, error: ToolError, delayMs: number): void;
+  retry(call: CallView, attempt: number, error: ToolError, delayMs: number): void;
+}
+
+/** A call and who watches it: what {@link emitRetry} needs of the engine's record. */
+export interface WatchedCall extends CallView {
+  readonly events: RecordEvents | undefined;
 }
 
 /**
@@ -29,6 +35,6 @@ export interface RecordEvents {
  * emitRetry(record, attempt, { code: 'tool_error', message }, delayMs);
  * ```
  */
-export function emitRetry(record: CallRecord, attempt: number, error: ToolError, delayMs: number): void {
+export function emitRetry(record: WatchedCall, attempt: number, error: ToolError, delayMs: number): void {
   record.events?.retry(record, attempt, error, delayMs);
 }

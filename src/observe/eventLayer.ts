@@ -1,12 +1,12 @@
 import { Observable, tap, type OperatorFunction } from 'rxjs';
 import type { StageTaps } from '../createPipeline.js';
-import type { CallRecord } from '../internal/callRecord.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import type { RecordEvents } from '../internal/recordEvents.js';
 import { retainText } from '../retain/textRetainer.js';
 import type { ToolCall } from '../toolCall.js';
 import type { ToolError } from '../toolError.js';
 import type { ToolResult } from '../toolResult.js';
+import type { CallView } from '../types/callView.js';
 import type { EventObserver, JsonValue, PipelineEvent, PipelineEventBase } from './events.js';
 
 /** How much progress one call may report (`progress` in the pipeline's options), resolved. */
@@ -76,19 +76,19 @@ class EventLayer implements RecordEvents {
     readonly emit: (event: PipelineEvent) => void,
   ) {}
 
-  approvalRequested(record: CallRecord, reasons: readonly string[]): void {
+  approvalRequested(record: CallView, reasons: readonly string[]): void {
     this.emit({ type: 'approval-requested', ...base(record, performance.now()), reasons });
   }
 
-  approvalAnswered(record: CallRecord, approved: boolean, answer: string): void {
+  approvalAnswered(record: CallView, approved: boolean, answer: string): void {
     this.emit({ type: 'approval-answered', ...base(record, performance.now()), approved, answer });
   }
 
-  started(record: CallRecord): void {
+  started(record: CallView): void {
     this.emit({ type: 'started', ...base(record, record.startedAt) });
   }
 
-  progress(record: CallRecord, value: unknown): void {
+  progress(record: CallView, value: unknown): void {
     // Only while the body's outcome is open: a report after its result (a body that ignores its
     // aborted signal) would follow the `finished` event.
     if (!record.started || record.status !== undefined) return;
@@ -98,12 +98,12 @@ class EventLayer implements RecordEvents {
     this.emit({ type: 'progress', ...base(record, performance.now()), ...boundedJson(value, this.limits.maxChars), sequence });
   }
 
-  retry(record: CallRecord, attempt: number, error: ToolError, delayMs: number): void {
+  retry(record: CallView, attempt: number, error: ToolError, delayMs: number): void {
     this.emit({ type: 'retry', ...base(record, performance.now()), attempt, error, delayMs });
   }
 }
 
-function base(call: CallRecord | ToolResult, at: number): PipelineEventBase {
+function base(call: CallView | ToolResult, at: number): PipelineEventBase {
   return { index: call.index, id: call.id, name: call.name, turn: call.turn, at };
 }
 

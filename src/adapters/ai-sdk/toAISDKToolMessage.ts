@@ -1,6 +1,6 @@
 import type { ToolModelMessage, ToolResultPart } from 'ai';
 import type { ToolResult } from '../../toolResult.js';
-import { answerable } from '../../internal/answerable.js';
+import { answerable } from '../answerable.js';
 
 type ToolResultOutput = ToolResultPart['output'];
 

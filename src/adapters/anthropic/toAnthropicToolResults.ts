@@ -1,6 +1,6 @@
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ToolResult } from '../../toolResult.js';
-import { answerable } from '../../internal/answerable.js';
+import { answerable } from '../answerable.js';
 
 /**
  * The user message that answers an assistant turn's `tool_use` blocks: what

@@ -3,7 +3,7 @@ import type { Pipeline } from '../../createPipeline.js';
 import type { AnyTool } from '../../defineTool.js';
 import type { ToolResult } from '../../toolResult.js';
 import { toolSchemas } from '../toolSchemas.js';
-import { answerable } from '../../internal/answerable.js';
+import { answerable } from '../answerable.js';
 
 /**
  * The `tool` messages that answer an assistant message's tool calls in the Chat Completions API: one

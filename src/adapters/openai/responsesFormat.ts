@@ -5,7 +5,7 @@ import { ConfigError } from '../../errors.js';
 import type { ToolResult } from '../../toolResult.js';
 import { toolSchemas } from '../toolSchemas.js';
 import { customOption, type OpenAIResponsesOptions } from './customTools.js';
-import { answerable } from '../../internal/answerable.js';
+import { answerable } from '../answerable.js';
 
 /**
  * The input items that answer a response's calls in the Responses API: one

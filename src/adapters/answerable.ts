@@ -3,7 +3,8 @@ import type { ToolResult } from '../toolResult.js';
 
 /**
  * The results, when every one answers its call: a provider must get one answer per call, and a
- * suspended call has none yet. The formatters call this before building a tool-result message.
+ * suspended call has none yet. The formatters call this before building a tool-result message; it
+ * lives with them, its only users, so the engine does not import the durable layer's error.
  *
  * @throws {DurableTurnError} `turn_suspended` when a result is `suspended`: resume the turn first.
  */

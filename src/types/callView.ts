@@ -1,0 +1,29 @@
+import type { ResultStatus } from '../toolResult.js';
+
+/**
+ * What a layer sees of one call while it moves through the stages: a read-only view that the
+ * engine's record implements, so a layer's hooks take the call without importing the record (and
+ * the record, which holds the hooks, does not import them back). Nothing is allocated: the view is
+ * the record itself, typed narrower.
+ *
+ * Minimal for now: the fields the events layer reads. It grows with the call-transition hooks.
+ *
+ * @example
+ * ```ts
+ * const started = (call: CallView) => console.log(`${call.name} ${call.id} started at ${call.startedAt}`);
+ * ```
+ */
+export interface CallView {
+  /** The call's place in the model's order, from 0. */
+  readonly index: number;
+  readonly id: string;
+  readonly name: string;
+  /** The call's turn (`call.turn`); `undefined` for the subscription's anonymous turn. */
+  readonly turn: string | undefined;
+  /** Set once, when the outcome is decided; a call with a status is finished. */
+  readonly status: ResultStatus | undefined;
+  /** The body was invoked. */
+  readonly started: boolean;
+  /** When the body was invoked (`performance.now()`), or 0. */
+  readonly startedAt: number;
+}
