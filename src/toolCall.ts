@@ -1,2 +1,2 @@
 // The types live in types/, the leaf room; this path re-exports them for its importers.
-export type { ToolCall } from './types/toolCall.js';
+export type * from './types/toolCall.js';

@@ -1,26 +1,2 @@
 // The types live in types/, the leaf room; this path re-exports them for its importers.
-export type {
-  ApprovalError,
-  ApprovalPendingError,
-  ArgsIssue,
-  BehindSuspendedError,
-  BlockedError,
-  CancelReason,
-  CancelledError,
-  DeniedError,
-  DuplicateIdError,
-  IncompleteArgsError,
-  InvalidArgsError,
-  InvalidCallError,
-  InvalidJsonError,
-  InvalidOutputError,
-  InvalidRewriteError,
-  OutcomeUnknownError,
-  PolicyError,
-  RestrictedError,
-  TimeoutError,
-  ToolBodyError,
-  ToolError,
-  ToolErrorCode,
-  UnknownToolError,
-} from './types/toolError.js';
+export type * from './types/toolError.js';
