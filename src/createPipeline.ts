@@ -1,14 +1,10 @@
 import { defer, filter, identity, map, Observable, tap, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
-import type { AnyTool } from './defineTool.js';
 import { ConfigError, SourceError } from './errors.js';
 import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
-import type { ToolCall } from './toolCall.js';
-import type { ToolResult } from './toolResult.js';
 import { DurableBatch, type DurableSettings } from './durable/durableBatch.js';
 import { resolveDurable } from './durable/durableOptions.js';
 import { DurableTurnError } from './durable/errors.js';
 import { pendingApprovals as listPending, planResume } from './durable/resumePlan.js';
-import type { ApprovalResponse, PendingApproval } from './durable/types.js';
 import { BatchCancel } from './internal/batchCancel.js';
 import type { CallRecord } from './internal/callRecord.js';
 import { bindToPipeline } from './internal/pipelineAware.js';
@@ -22,8 +18,12 @@ import { preExecute } from './stages/preExecute.js';
 import { reorderByIndex } from './stages/reorder.js';
 import { toResults } from './stages/result.js';
 import { composeTaps } from './internal/composeTaps.js';
-import type { PipelineEvent, PipelineResultEvent } from './observe/events.js';
 import { runWithEvents, type TappedStages } from './observe/eventLayer.js';
+import type { PipelineEvent, PipelineResultEvent } from './types/events.js';
+import type { ApprovalResponse, PendingApproval } from './types/pendingApproval.js';
+import type { AnyTool } from './types/tool.js';
+import type { ToolCall } from './types/toolCall.js';
+import type { ToolResult } from './types/toolResult.js';
 
 /**
  * Options of one run (one subscription of the operator).

@@ -1,6 +1,6 @@
 import { brand } from './internal/brand.js';
 import { describeError, describeValue } from './internal/describe.js';
-import type { ToolResult } from './toolResult.js';
+import type { ToolResult } from './types/toolResult.js';
 
 /**
  * A configuration mistake found when a tool or pipeline is built, before any call runs.

@@ -5,23 +5,31 @@ export type { PipelineOptions, RetentionBudget } from './options.js';
 
 // Defining tools
 export { defineTool } from './defineTool.js';
-export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './defineTool.js';
+export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './types/tool.js';
 export { implementTool, isToolContract, toolContract } from './toolContract.js';
 
 // Scheduling (limits, rate limits)
 export { createLimiter } from './schedule/limiter.js';
-export type { Limiter, LimiterOptions } from './schedule/limiter.js';
 export { createRateLimiter } from './schedule/rateLimiter.js';
-export type { RateLimiter, RateLimiterOptions } from './schedule/rateLimiter.js';
-export type { LimitOptions, RateLimitOptions, ResolvedLimit, ResolvedRateLimit, ToolStart } from './schedule/types.js';
-export type { ScheduleFacts } from './schedule/scheduleFacts.js';
-export type { AttemptError, ResolvedRetry, RetryBackoff, RetryOptions } from './schedule/retry.js';
+export type {
+  Limiter,
+  LimiterOptions,
+  LimitOptions,
+  RateLimiter,
+  RateLimiterOptions,
+  RateLimitOptions,
+  ResolvedLimit,
+  ResolvedRateLimit,
+  ScheduleFacts,
+  ToolStart,
+} from './types/schedule.js';
+export type { AttemptError, ResolvedRetry, RetryBackoff, RetryOptions } from './types/retry.js';
 export type { ToolContract, ToolContractDefinition } from './toolContract.js';
 
 // Calls and results
-export type { ToolCall } from './toolCall.js';
+export type { ToolCall } from './types/toolCall.js';
 export { IncompleteArguments } from './incompleteArguments.js';
-export type { ResultStatus, ToolResult, ToolResultFailed, ToolResultOk, ToolTiming } from './toolResult.js';
+export type { ResultStatus, ToolResult, ToolResultFailed, ToolResultOk, ToolTiming } from './types/toolResult.js';
 export type {
   ApprovalError,
   ArgsIssue,
@@ -46,7 +54,7 @@ export type {
   ToolError,
   ToolErrorCode,
   UnknownToolError,
-} from './toolError.js';
+} from './types/toolError.js';
 
 // Policies
 export { MonotonicGuard, GuardRelaxedError, stricter } from './policy/monotonicGuard.js';
@@ -58,7 +66,6 @@ export type {
   ApprovalAnswer,
   ApprovalRequest,
   Approver,
-  Decision,
   PostContext,
   PostDecision,
   PostPolicy,
@@ -67,14 +74,15 @@ export type {
   PrePolicy,
   StartCheck,
   StartVerdict,
-  TraceEntry,
-} from './policy/types.js';
+} from './types/policy.js';
+export type { Decision, TraceEntry } from './types/decision.js';
 
 // Durable turns
 export { memoryJournal } from './durable/memoryJournal.js';
 export { DurableTurnError } from './durable/errors.js';
 export { suspendApprovals } from './policy/suspendApprovals.js';
-export type { ApprovalResponse, CallEntry, JournaledResult, JournalEntry, JournalStore, PendingApproval, PruneOptions, TurnEnded, TurnLease } from './durable/types.js';
+export type { ApprovalResponse, PendingApproval } from './types/pendingApproval.js';
+export type { CallEntry, JournaledResult, JournalEntry, JournalStore, PruneOptions, TurnEnded, TurnLease } from './types/journal.js';
 
 // Restriction and retention
 export { RestrictionSet } from './restrict/restrictionSet.js';
@@ -110,7 +118,6 @@ export { renderTimeline } from './observe/timeline/renderTimeline.js';
 export type { TimelineOptions } from './observe/timeline/renderTimeline.js';
 export type {
   EventObserver,
-  JsonValue,
   PipelineApprovalAnsweredEvent,
   PipelineApprovalRequestedEvent,
   PipelineDecidedEvent,
@@ -123,7 +130,8 @@ export type {
   PipelineRetryEvent,
   PipelineStartedEvent,
   ToolObserver,
-} from './observe/events.js';
+} from './types/events.js';
+export type { JsonValue } from './types/json.js';
 
 // Errors thrown by toolstream itself
 export { ConfigError, SourceError } from './errors.js';

@@ -1,15 +1,17 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import type { AnyTool, OnError } from './defineTool.js';
 import { ConfigError } from './errors.js';
 import { isCount, isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
-import type { Approver, Decision, PostPolicy, PrePolicy } from './policy/types.js';
-import type { ToolResult } from './toolResult.js';
 import type { CallRecord } from './internal/callRecord.js';
-import type { JournalStore, PendingApproval } from './durable/types.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
 import { warnObserverError } from './stages/result.js';
-import type { EventObserver, ToolObserver } from './observe/events.js';
 import type { ProgressLimits } from './observe/eventLayer.js';
+import type { Decision } from './types/decision.js';
+import type { EventObserver, ToolObserver } from './types/events.js';
+import type { JournalStore } from './types/journal.js';
+import type { PendingApproval } from './types/pendingApproval.js';
+import type { Approver, PostPolicy, PrePolicy } from './types/policy.js';
+import type { AnyTool, OnError } from './types/tool.js';
+import type { ToolResult } from './types/toolResult.js';
 
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.

@@ -1,7 +1,8 @@
 import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
-import { defineTool, toolFacts, type Tool, type ToolContext, type ToolDefinition, type ToolFacts, type ToolOutput } from './defineTool.js';
+import { defineTool, toolFacts } from './defineTool.js';
 import { ConfigError } from './errors.js';
-import type { RetryOptions } from './schedule/retry.js';
+import type { RetryOptions } from './types/retry.js';
+import type { Tool, ToolContext, ToolDefinition, ToolFacts, ToolOutput } from './types/tool.js';
 
 const CONTRACT = Symbol.for('toolstream.toolContract');
 

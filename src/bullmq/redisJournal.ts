@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { checkKeyOfTurn, checkPruneOptions } from '../durable/pruning.js';
-import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../durable/types.js';
 import { ConfigError } from '../errors.js';
 import { isRecord } from '../internal/validate.js';
+import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../types/journal.js';
 import { ACQUIRE, APPEND, PRUNE, RELEASE, RENEW, runScript } from './redisJournalScripts.js';
 
 /**

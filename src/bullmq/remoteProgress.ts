@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { JsonValue } from '../observe/events.js';
+import type { JsonValue } from '../types/json.js';
 import type { OutcomeSigner } from './outcomeSigner.js';
 
 /** The most progress reports one job sends; later ones are dropped (the agent's budget bounds them again). */

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { AnyTool, ToolContext } from '../defineTool.js';
 import { argsHash } from '../durable/canonical.js';
 import { OutcomeUnknown } from '../internal/outcomeUnknown.js';
 import { attemptOf, durableCallOf, markReattaching } from '../internal/reattach.js';
 import { streamHandoff } from '../internal/streamHandoff.js';
 import { isPositiveDuration } from '../internal/validate.js';
 import { implementTool, isToolContract, type ToolContract } from '../toolContract.js';
+import type { AnyTool, ToolContext } from '../types/tool.js';
 import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 import { boundedClose, closeRedis, FleetConnections } from './fleetRedis.js';
 import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';

@@ -1,6 +1,6 @@
 import type { ConnectionOptions, Job } from 'bullmq';
-import type { AnyTool } from '../defineTool.js';
 import { isCount, isPositiveDuration } from '../internal/validate.js';
+import type { AnyTool } from '../types/tool.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
 import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';

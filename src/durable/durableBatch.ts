@@ -11,8 +11,10 @@ import { attachDurableCall } from '../internal/reattach.js';
 import type { PipelineSettings } from '../options.js';
 import { approvalPending } from '../stages/guard.js';
 import { reorderByIndex } from '../stages/reorder.js';
-import type { ToolCall } from '../toolCall.js';
-import type { ToolResult } from '../toolResult.js';
+import type { JournalEntry, JournalStore } from '../types/journal.js';
+import type { PendingApproval } from '../types/pendingApproval.js';
+import type { ToolCall } from '../types/toolCall.js';
+import type { ToolResult } from '../types/toolResult.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
 import { asData, journaledResult, replay } from './journaledResult.js';
@@ -22,7 +24,6 @@ import { ProgramJournal } from './programJournal.js';
 import type { DurableSettings, ResumePlan } from './settings.js';
 import { journaledBound, resumeApprover, runsAgain } from './resumeBounds.js';
 import { foldTurn, openApprovals, openProgramApprovals, type JournaledCall } from './turnState.js';
-import type { JournalEntry, JournalStore, PendingApproval } from './types.js';
 
 /** Re-exported for the modules that name them with the batch. */
 export type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';

@@ -1,5 +1,5 @@
 import { brand } from '../internal/brand.js';
-import type { ToolResult } from '../toolResult.js';
+import type { ToolResult } from '../types/toolResult.js';
 
 /**
  * Why a durable turn could not be run, resumed or answered — nothing ran when this is thrown, but for

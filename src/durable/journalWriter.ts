@@ -1,4 +1,4 @@
-import type { JournalEntry } from './types.js';
+import type { JournalEntry } from '../types/journal.js';
 
 /**
  * The one writer of a durable batch: the stages report a call's transitions here, and it appends them

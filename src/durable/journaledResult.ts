@@ -1,9 +1,9 @@
 import type { CallRecord } from '../internal/callRecord.js';
 import { describeValue } from '../internal/describe.js';
 import { snapshotValue } from '../internal/snapshot.js';
-import type { ToolError } from '../toolError.js';
-import type { ToolResult } from '../toolResult.js';
-import type { JournaledResult } from './types.js';
+import type { JournaledResult } from '../types/journal.js';
+import type { ToolError } from '../types/toolError.js';
+import type { ToolResult } from '../types/toolResult.js';
 
 /** A value as JSON data for the journal; one without a JSON form (a transform's BigInt) is noted as such. */
 export function asData(value: unknown): unknown {

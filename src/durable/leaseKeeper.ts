@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describeError, describeValue } from '../internal/describe.js';
+import type { JournalStore, TurnLease } from '../types/journal.js';
 import { DurableTurnError } from './errors.js';
-import type { JournalStore, TurnLease } from './types.js';
 
 /**
  * The lease one run of a durable turn drives it with, from `acquire` to `release`, and the fence every

@@ -1,5 +1,5 @@
+import type { JournalEntry, JournalStore, TurnLease } from '../types/journal.js';
 import { checkKeyOfTurn, checkPruneOptions, endOf, mayPrune, turnOfKey } from './pruning.js';
-import type { JournalEntry, JournalStore, TurnLease } from './types.js';
 
 /** A turn's lease as the store keeps it: the epoch stays when it is released (`owner` empty). */
 interface HeldLease {

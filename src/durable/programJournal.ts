@@ -2,15 +2,16 @@ import type { OperatorFunction } from 'rxjs';
 import { describeError } from '../internal/describe.js';
 import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from '../internal/durableProgram.js';
 import type { PipelineSettings } from '../options.js';
-import type { ToolCall } from '../toolCall.js';
-import type { ToolResult } from '../toolResult.js';
+import type { JournalStore } from '../types/journal.js';
+import type { PendingApproval } from '../types/pendingApproval.js';
+import type { ToolCall } from '../types/toolCall.js';
+import type { ToolResult } from '../types/toolResult.js';
 import { argsHash } from './canonical.js';
 import { DurableBatch, type DurableSettings, type GivenAnswer, type SubBatchScope } from './durableBatch.js';
 import { DurableTurnError } from './errors.js';
 import type { JournalWriter } from './journalWriter.js';
 import type { LeaseKeeper } from './leaseKeeper.js';
 import { foldTurn, type JournaledCall } from './turnState.js';
-import type { JournalStore, PendingApproval } from './types.js';
 
 /** What the turn's batch knows of the call of a program. */
 export interface ProgramCall {

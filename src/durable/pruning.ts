@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { isRecord } from '../internal/validate.js';
-import type { JournalEntry, PruneOptions, TurnEnded } from './types.js';
+import type { JournalEntry, PruneOptions, TurnEnded } from '../types/journal.js';
 
 /**
  * What every store shares about its keys and about pruning — so memory, SQLite and Redis (whose Lua

@@ -1,12 +1,12 @@
-import type { AnyTool } from '../defineTool.js';
 import { isDurableProgram } from '../internal/durableProgram.js';
 import { isReattaching } from '../internal/reattach.js';
 import { stricter } from '../policy/monotonicGuard.js';
-import type { Approver, PrePolicy } from '../policy/types.js';
+import type { JournalStore } from '../types/journal.js';
+import type { Approver, PrePolicy } from '../types/policy.js';
+import type { AnyTool } from '../types/tool.js';
 import { argsHash } from './canonical.js';
 import type { GivenAnswer, ResumePlan } from './settings.js';
 import { foldTurn } from './turnState.js';
-import type { JournalStore } from './types.js';
 
 /**
  * What bounds a resumed turn's decisions by what its journal says: the decision journaled for each call,

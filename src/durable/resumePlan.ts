@@ -1,9 +1,9 @@
 import { IncompleteArguments } from '../incompleteArguments.js';
-import type { ToolCall } from '../toolCall.js';
+import type { ApprovalResponse, PendingApproval } from '../types/pendingApproval.js';
+import type { ToolCall } from '../types/toolCall.js';
 import type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';
 import { DurableTurnError } from './errors.js';
 import { foldTurn, openProgramApprovals, type JournaledCall } from './turnState.js';
-import type { ApprovalResponse, PendingApproval } from './types.js';
 
 /**
  * What resuming `turn` with `answers` runs: the turn's calls, in order, as first received, and the

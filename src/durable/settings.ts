@@ -1,6 +1,6 @@
+import type { JournalStore } from '../types/journal.js';
 import type { ApprovalTokens, TokenClaims } from './approvalTokens.js';
 import type { JournaledCall } from './turnState.js';
-import type { JournalStore } from './types.js';
 
 /** A pipeline's durability settings, resolved from its options. */
 export interface DurableSettings {

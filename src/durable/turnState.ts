@@ -1,5 +1,6 @@
-import type { Decision } from '../policy/types.js';
-import type { JournaledResult, JournalEntry, PendingApproval } from './types.js';
+import type { Decision } from '../types/decision.js';
+import type { JournaledResult, JournalEntry } from '../types/journal.js';
+import type { PendingApproval } from '../types/pendingApproval.js';
 
 /** What the journal says of one call, folded from its entries. */
 export interface JournaledCall {

@@ -1,6 +1,6 @@
+import type { AbortScope } from '../types/abortScope.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
 import { CancelledTurns, type TurnKey } from './cancelledTurns.js';
-import type { AbortScope } from './concurrentStage.js';
 
 /**
  * The cancellations of one batch (one subscription), shared by the stages: the execute stage decides

@@ -1,4 +1,4 @@
-import type { ApprovalPendingError } from '../toolError.js';
+import type { ApprovalPendingError } from '../types/toolError.js';
 import { brand } from './brand.js';
 
 /**

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Subscriber } from 'rxjs';
-import type { OnError } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
-import type { CancelReason } from '../toolError.js';
+import type { AttemptError } from '../types/retry.js';
+import type { OnError } from '../types/tool.js';
+import type { CancelReason } from '../types/toolError.js';
 import { describeError } from './describe.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
 import type { BatchCancel } from './batchCancel.js';
@@ -21,7 +22,7 @@ import { refuseStart } from './refuseStart.js';
 import { ResultOrder } from './resultOrder.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { emitRetry } from './recordEvents.js';
-import { mayRetry, retryDelay, type AttemptError } from '../schedule/retry.js';
+import { mayRetry, retryDelay } from '../schedule/retry.js';
 
 /**
  * The state machine behind `executeCalls`, one per subscription: a bounded pool of running bodies,

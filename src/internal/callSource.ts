@@ -1,6 +1,6 @@
 import { from, isObservable, type Observable } from 'rxjs';
 import { ConfigError } from '../errors.js';
-import type { ToolCall } from '../toolCall.js';
+import type { ToolCall } from '../types/toolCall.js';
 import { isCollection, pullCalls, pullIterableCalls } from './pullCalls.js';
 import { stopWhenAborted } from './stopWhenAborted.js';
 

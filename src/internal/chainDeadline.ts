@@ -1,5 +1,5 @@
 import type { SchedulerLike, Unsubscribable } from 'rxjs';
-import type { AbortScope } from './concurrentStage.js';
+import type { AbortScope } from '../types/abortScope.js';
 import { Deadlines } from './deadlines.js';
 import type { MaybePromise, WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
 

@@ -1,19 +1,15 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import type { AbortScope } from '../types/abortScope.js';
 import type { CallRecord } from './callRecord.js';
 import { Fifo } from './fifo.js';
 import { subscribeAsChild } from './subscribeAsChild.js';
 
+// The type moved to types/ (the leaf room); this path re-exports it for its importers.
+export type { AbortScope } from '../types/abortScope.js';
+
 /** An admitted exclusive call: a barrier the stages before execute keep in place. */
 export function isExclusiveCall(record: CallRecord): boolean {
   return record.status === undefined && record.tool!.mode === 'exclusive';
-}
-
-/** Something work can be stopped by: whether it was, why, and a way to hear when it is. */
-export interface AbortScope {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  /** Calls `listener` when the scope aborts (now, if it has); returns the function that unregisters it. */
-  onAbort(listener: () => void): () => void;
 }
 
 /**

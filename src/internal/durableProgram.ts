@@ -1,9 +1,9 @@
 import type { OperatorFunction } from 'rxjs';
-import type { AnyTool, ToolContext } from '../defineTool.js';
-import type { PendingApproval } from '../durable/types.js';
 import type { PipelineSettings } from '../options.js';
-import type { ToolCall } from '../toolCall.js';
-import type { ToolResult } from '../toolResult.js';
+import type { PendingApproval } from '../types/pendingApproval.js';
+import type { AnyTool, ToolContext } from '../types/tool.js';
+import type { ToolCall } from '../types/toolCall.js';
+import type { ToolResult } from '../types/toolResult.js';
 import type { CallRecord } from './callRecord.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { ToolContext } from '../defineTool.js';
-import type { JsonValue } from '../observe/events.js';
+import type { JsonValue } from '../types/json.js';
+import type { ToolContext } from '../types/tool.js';
 import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from './callRecord.js';
 import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from './durableProgram.js';

@@ -1,5 +1,5 @@
+import type { ArgsIssue } from '../types/toolError.js';
 import { cut } from './describe.js';
-import type { ArgsIssue } from '../toolError.js';
 
 /** `['files', 2, 'path']` → `files[2].path`; the empty path → `(root)`. */
 export function formatPath(path: readonly PropertyKey[]): string {

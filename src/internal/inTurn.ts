@@ -1,4 +1,4 @@
-import type { ToolCall } from '../toolCall.js';
+import type { ToolCall } from '../types/toolCall.js';
 
 /** `call` as part of `turn` (the model response it came in), or as it is when the turn is unknown. */
 export function inTurn(call: ToolCall, turn: string | undefined): ToolCall {

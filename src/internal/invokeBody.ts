@@ -1,6 +1,6 @@
 import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
-import type { ToolContext } from '../defineTool.js';
 import { ItemRetainer } from '../retain/itemRetainer.js';
+import type { ToolContext } from '../types/tool.js';
 import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from './callRecord.js';
 import { handedOffStream } from './streamHandoff.js';

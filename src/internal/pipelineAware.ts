@@ -1,5 +1,5 @@
-import type { AnyTool } from '../defineTool.js';
 import type { PipelineSettings } from '../options.js';
+import type { AnyTool } from '../types/tool.js';
 
 /**
  * The key of a tool's hook for the pipeline it is registered in. Registered (`Symbol.for`), so a

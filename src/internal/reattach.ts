@@ -1,4 +1,4 @@
-import type { AnyTool, ToolContext } from '../defineTool.js';
+import type { AnyTool, ToolContext } from '../types/tool.js';
 import type { CallRecord } from './callRecord.js';
 
 /**

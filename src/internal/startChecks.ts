@@ -1,4 +1,4 @@
-import type { StartCheck } from '../policy/types.js';
+import type { StartCheck } from '../types/policy.js';
 import { describeError, describeValue } from './describe.js';
 
 /** A check a pre-execute policy registered with `ctx.beforeStart`, and who registered it. */

@@ -1,8 +1,8 @@
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolContext } from '../defineTool.js';
 import { renderValue } from '../internal/renderContent.js';
 import { isObject } from '../internal/validate.js';
+import type { ToolContext } from '../types/tool.js';
 import type { CompiledOutput } from './outputSchema.js';
 import { renderContent } from './renderContent.js';
 import { McpOutputError, McpToolError, type McpClient } from './types.js';

@@ -1,7 +1,8 @@
 import { ConfigError } from '../errors.js';
-import { defineTool, type AnyTool, type ToolMode } from '../defineTool.js';
+import { defineTool } from '../defineTool.js';
 import { describeError } from '../internal/describe.js';
 import { isCount, isPositiveDuration } from '../internal/validate.js';
+import type { AnyTool, ToolMode } from '../types/tool.js';
 import { callTool, renderForModel } from './callTool.js';
 import { compileInputSchema, DEFAULT_ARGS_LIMITS, type ArgsLimits } from './inputSchema.js';
 import { listAllTools } from './listing.js';

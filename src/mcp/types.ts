@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
-import type { OnError, ToolMode } from '../defineTool.js';
 import { brand } from '../internal/brand.js';
 import { formatIssues } from '../internal/formatIssues.js';
-import type { ArgsIssue } from '../toolError.js';
+import type { OnError, ToolMode } from '../types/tool.js';
+import type { ArgsIssue } from '../types/toolError.js';
 
 /** A tool as an MCP server lists it (`tools/list`). */
 export type McpTool = McpToolDescriptor;

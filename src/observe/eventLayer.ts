@@ -3,11 +3,12 @@ import type { StageTaps } from '../createPipeline.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import type { RecordEvents } from '../internal/recordEvents.js';
 import { retainText } from '../retain/textRetainer.js';
-import type { ToolCall } from '../toolCall.js';
-import type { ToolError } from '../toolError.js';
-import type { ToolResult } from '../toolResult.js';
 import type { CallView } from '../types/callView.js';
-import type { EventObserver, JsonValue, PipelineEvent, PipelineEventBase } from './events.js';
+import type { EventObserver, PipelineEvent, PipelineEventBase } from '../types/events.js';
+import type { JsonValue } from '../types/json.js';
+import type { ToolCall } from '../types/toolCall.js';
+import type { ToolError } from '../types/toolError.js';
+import type { ToolResult } from '../types/toolResult.js';
 
 /** How much progress one call may report (`progress` in the pipeline's options), resolved. */
 export interface ProgressLimits {

@@ -1,4 +1,4 @@
-import type { ToolResult } from '../toolResult.js';
+import type { ToolResult } from '../types/toolResult.js';
 
 /** OpenTelemetry's `SpanStatusCode.ERROR`. */
 const STATUS_ERROR = 2;

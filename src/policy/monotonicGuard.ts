@@ -1,5 +1,5 @@
 import { brand } from '../internal/brand.js';
-import type { Decision } from './types.js';
+import type { Decision } from '../types/decision.js';
 
 const STRICTNESS: Readonly<Record<Decision, number>> = { allow: 0, ask: 1, deny: 2 };
 

@@ -3,8 +3,8 @@ import { describeError } from '../internal/describe.js';
 import { formatPath } from '../internal/formatIssues.js';
 import { GlobSet } from '../internal/glob.js';
 import { realLocation } from '../internal/realLocation.js';
+import type { PreDecision, PrePolicy, StartVerdict } from '../types/policy.js';
 import { DEFAULT_PATH_KEYS, PathKeys, setAt, type FoundPath, type PathScan } from './pathArguments.js';
-import type { PreDecision, PrePolicy, StartVerdict } from './types.js';
 
 /**
  * Options of {@link pathSandbox}.

@@ -1,8 +1,8 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
-import type { ApprovalError } from '../toolError.js';
-import type { AbortScope } from '../internal/concurrentStage.js';
 import { describeError, describeValue } from '../internal/describe.js';
-import type { ApprovalRequest, Approver } from './types.js';
+import type { AbortScope } from '../types/abortScope.js';
+import type { ApprovalRequest, Approver } from '../types/policy.js';
+import type { ApprovalError } from '../types/toolError.js';
 
 /** Approved, suspended (to be answered later), or the code and message of the denial. */
 export type ApprovalOutcome =

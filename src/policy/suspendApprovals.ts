@@ -1,4 +1,4 @@
-import type { Approver } from './types.js';
+import type { Approver } from '../types/policy.js';
 
 /**
  * An approver that suspends every call it is asked about: in a durable turn each `ask`ed call waits,

@@ -1,5 +1,5 @@
 import { GlobSet } from '../internal/glob.js';
-import type { PrePolicy } from './types.js';
+import type { PrePolicy } from '../types/policy.js';
 
 // Tightening rules match regardless of case, so `Delete_Repo` cannot slip past `delete_*`; the
 // loosening rule (allowTools) matches exactly, so it admits only the names that were written.

@@ -1,6 +1,6 @@
 import { toolSchemas } from '../adapters/toolSchemas.js';
-import type { AnyTool } from '../defineTool.js';
 import { ConfigError } from '../errors.js';
+import type { AnyTool } from '../types/tool.js';
 import { docComment, IDENTIFIER, INDENT, propertyKey, RESERVED_WORDS, SchemaRenderer } from './schemaTypes.js';
 
 /**

@@ -1,11 +1,14 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type ToolMode } from '../defineTool.js';
+import { defineTool } from '../defineTool.js';
 import { ConfigError } from '../errors.js';
 import { describeError } from '../internal/describe.js';
 import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
 import { isCount, MAX_TIMER_MS } from '../internal/validate.js';
 import { renderValue } from '../internal/renderContent.js';
 import { availableTools, type PipelineSettings } from '../options.js';
+import type { PendingApproval } from '../types/pendingApproval.js';
+import type { AnyTool, ToolMode } from '../types/tool.js';
+import type { ApprovalPendingError } from '../types/toolError.js';
 import { describeTools } from './describeTools.js';
 import type { SubCallsOmitted, SubDispatch } from './subCallLog.js';
 import { SubCalls } from './subCalls.js';
@@ -13,8 +16,6 @@ import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
 import { brand } from '../internal/brand.js';
 import { BodySuspended } from '../internal/bodySuspended.js';
 import { markDurableProgram, programJournalOf } from '../internal/durableProgram.js';
-import type { PendingApproval } from '../durable/types.js';
-import type { ApprovalPendingError } from '../toolError.js';
 
 /**
  * Options of {@link runCodeTool}.

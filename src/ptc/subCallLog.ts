@@ -1,7 +1,7 @@
-import type { Decision } from '../policy/types.js';
 import { retainText } from '../retain/textRetainer.js';
-import type { ToolErrorCode } from '../toolError.js';
-import type { ResultStatus, ToolResult } from '../toolResult.js';
+import type { Decision } from '../types/decision.js';
+import type { ToolErrorCode } from '../types/toolError.js';
+import type { ResultStatus, ToolResult } from '../types/toolResult.js';
 
 /**
  * One tool call a program made, as logged for reconstruction (the program saw its value, or its error

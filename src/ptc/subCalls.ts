@@ -1,11 +1,11 @@
 import { Subject, type Subscription } from 'rxjs';
 import { runStages } from '../createPipeline.js';
-import type { PendingApproval } from '../durable/types.js';
 import type { ProgramRunJournal } from '../internal/durableProgram.js';
 import { renderValue } from '../internal/renderContent.js';
 import type { PipelineSettings } from '../options.js';
-import type { ToolErrorCode } from '../toolError.js';
-import type { ToolResult } from '../toolResult.js';
+import type { PendingApproval } from '../types/pendingApproval.js';
+import type { ToolErrorCode } from '../types/toolError.js';
+import type { ToolResult } from '../types/toolResult.js';
 import { SubCallLog, type LoggedSubCalls, type SubCallLogLimits } from './subCallLog.js';
 import type { HostFunction } from './types.js';
 

@@ -1,39 +1,10 @@
 import { ConfigError } from '../errors.js';
 import { Permits } from '../internal/permits.js';
 import { isCount } from '../internal/validate.js';
+import type { Limiter, LimiterOptions } from '../types/schedule.js';
 
-/**
- * A cap on how many tool bodies run at once, shareable by several tools and pipelines (one browser
- * pool, one database connection budget). Give it to tools as `limit: limiter`; build one with
- * {@link createLimiter}. A tool's `limit: { max, key? }` makes a limiter of its own.
- *
- * A body holds one of the limiter's `max` permits from its start until its slot is free again (it
- * settled, or was abandoned `abortGraceMs` after an abort), so limited bodies never overlap beyond
- * `max` — across every turn of every pipeline that uses it. A call waiting for a permit holds no pool
- * slot; waiting counts as its queue time (`timing.durations.queue`), never its timeout.
- *
- * @example
- * ```ts
- * const browsers = createLimiter({ max: 2 });
- * const screenshot = defineTool({ name: 'screenshot', description: 'Screenshot a page', input, mode: 'parallel', limit: browsers, execute });
- * const scrape = defineTool({ name: 'scrape', description: 'Scrape a page', input, mode: 'parallel', limit: browsers, execute });
- * browsers.active(); // bodies of either tool running now, in every pipeline: at most 2
- * ```
- */
-export interface Limiter {
-  /** Permits per key: at most this many bodies at once. */
-  readonly max: number;
-  /** Bodies holding a permit of `key` now (the limiter's only key, `''`, by default). */
-  active(key?: string): number;
-  /** Calls waiting for a permit of `key` now. */
-  waiting(key?: string): number;
-}
-
-/** The options of {@link createLimiter}. */
-export interface LimiterOptions {
-  /** Bodies at once: an integer of at least 1. */
-  readonly max: number;
-}
+// The types moved to types/ (the leaf room); this path re-exports them for its importers.
+export type { Limiter, LimiterOptions } from '../types/schedule.js';
 
 /** The permits behind each limiter, out of reach of its users. */
 const permitsOf = new WeakMap<Limiter, Permits>();

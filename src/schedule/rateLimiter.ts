@@ -1,44 +1,10 @@
 import { ConfigError } from '../errors.js';
 import { Tokens } from '../internal/tokens.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../internal/validate.js';
+import type { RateLimiter, RateLimiterOptions } from '../types/schedule.js';
 
-/**
- * A cap on how many tool bodies *start* per time window, shareable by several tools and pipelines (one
- * API quota). Give it to tools as `rateLimit: rateLimiter`; build one with {@link createRateLimiter}. A
- * tool's `rateLimit: { max, perMs, key? }` makes a rate limiter of its own.
- *
- * At most `max` bodies start in any window of `perMs` milliseconds (per key): each of `max` tokens is
- * spent when a body starts and returns `perMs` later. A call waiting for a token holds no pool slot;
- * waiting counts as its queue time (`timing.durations.queue`, and `limit`), never its timeout. Time is
- * the pipeline's `scheduler` clock: pipelines sharing a rate limiter should share their scheduler (the
- * default one, unless a test gives its own).
- *
- * @example
- * ```ts
- * const searchQuota = createRateLimiter({ max: 100, perMs: 60_000 }); // 100 calls a minute
- * const web = defineTool({ name: 'web_search', description: 'Search the web', input, mode: 'parallel', rateLimit: searchQuota, execute });
- * const news = defineTool({ name: 'news_search', description: 'Search the news', input, mode: 'parallel', rateLimit: searchQuota, execute });
- * searchQuota.available(); // starts either tool may make right now, in every pipeline
- * ```
- */
-export interface RateLimiter {
-  /** Body starts per window (per key). */
-  readonly max: number;
-  /** The window, in milliseconds. */
-  readonly perMs: number;
-  /** Starts of `key` (the only key, `''`, by default) that may happen now without waiting. */
-  available(key?: string): number;
-  /** Calls waiting for a token of `key` now. */
-  waiting(key?: string): number;
-}
-
-/** The options of {@link createRateLimiter}. */
-export interface RateLimiterOptions {
-  /** Body starts per window: an integer of at least 1. */
-  readonly max: number;
-  /** The window in milliseconds: positive, at most 2³¹−1 (Node's longest timer). */
-  readonly perMs: number;
-}
+// The types moved to types/ (the leaf room); this path re-exports them for its importers.
+export type { RateLimiter, RateLimiterOptions } from '../types/schedule.js';
 
 /** The tokens behind each rate limiter, out of reach of its users. */
 const tokensOf = new WeakMap<RateLimiter, Tokens>();

@@ -1,26 +1,11 @@
 import { ConfigError } from '../errors.js';
 import { isRecord } from '../internal/validate.js';
+import type { ResolvedLimit, ResolvedRateLimit, ScheduleFacts } from '../types/schedule.js';
 import { createLimiter, isLimiter } from './limiter.js';
 import { checkRate, createRateLimiter, isRateLimiter } from './rateLimiter.js';
-import type { ResolvedLimit, ResolvedRateLimit, ToolStart } from './types.js';
 
-/**
- * What a tool declares about its scheduling, as `defineTool` resolves it onto the tool.
- *
- * @example
- * ```ts
- * const tool = defineTool({ ...definition, limit: { max: 2 }, rateLimit: { max: 10, perMs: 1000 } });
- * const facts: ScheduleFacts = tool; // tool.limit, tool.rateLimit: { limiter, key }
- * ```
- */
-export interface ScheduleFacts<Args = unknown> {
-  /** The tool's limit (see `ToolDefinition.limit`); undefined for none. */
-  readonly limit: ResolvedLimit<Args> | undefined;
-  /** The tool's rate limit (see `ToolDefinition.rateLimit`); undefined for none. */
-  readonly rateLimit: ResolvedRateLimit<Args> | undefined;
-  /** When the tool's calls may start (see `ToolDefinition.start`). */
-  readonly start: ToolStart;
-}
+// The type moved to types/ (the leaf room); this path re-exports it for its importers.
+export type { ScheduleFacts } from '../types/schedule.js';
 
 /**
  * Checks a tool definition's scheduling options and resolves them (a `{ max, key }` limit gets a

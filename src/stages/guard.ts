@@ -4,8 +4,8 @@ import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';
 import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
-import type { PendingApproval } from '../durable/types.js';
-import type { ToolError } from '../toolError.js';
+import type { PendingApproval } from '../types/pendingApproval.js';
+import type { ToolError } from '../types/toolError.js';
 import { allowsEveryCall } from './preExecute.js';
 
 /**

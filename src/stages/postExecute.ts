@@ -1,13 +1,13 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import type { PipelineSettings } from '../options.js';
-import type { PostContext, PostDecision } from '../policy/types.js';
 import { retainText } from '../retain/textRetainer.js';
-import type { ToolCall } from '../toolCall.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../internal/concurrentStage.js';
 import { renderRecordContent } from '../internal/renderContent.js';
 import { runWaterfall, thenOrNow, type WaterfallFailure, type WaterfallFold } from '../internal/waterfall.js';
+import type { PostContext, PostDecision } from '../types/policy.js';
+import type { ToolCall } from '../types/toolCall.js';
 
 /**
  * The post-execute stage: runs the `post` policies as a waterfall over every finished call (denied and

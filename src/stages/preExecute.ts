@@ -1,18 +1,20 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { PipelineSettings } from '../options.js';
-import type { Decision, PreContext, PreDecision, StartCheck } from '../policy/types.js';
 import { MonotonicGuard } from '../policy/monotonicGuard.js';
-import type { ToolCall } from '../toolCall.js';
-import type { ArgsIssue } from '../toolError.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';
 import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
-import { concurrentStage, isExclusiveCall, type AbortScope, type StageScope } from '../internal/concurrentStage.js';
+import { concurrentStage, isExclusiveCall, type StageScope } from '../internal/concurrentStage.js';
 import { describeError } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';
 import { deepFreeze, snapshotValue } from '../internal/snapshot.js';
 import { runWaterfall, thenOrNow, type WaterfallFold, type WaterfallOutcome } from '../internal/waterfall.js';
+import type { AbortScope } from '../types/abortScope.js';
+import type { Decision } from '../types/decision.js';
+import type { PreContext, PreDecision, StartCheck } from '../types/policy.js';
+import type { ToolCall } from '../types/toolCall.js';
+import type { ArgsIssue } from '../types/toolError.js';
 
 /**
  * The pre-execute stage: runs the `pre` policies as a waterfall for every admitted call, folding each

@@ -1,9 +1,9 @@
 import { map, type OperatorFunction } from 'rxjs';
-import type { TraceEntry } from '../policy/types.js';
-import type { ToolResult, ToolTiming } from '../toolResult.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { describeError, quote } from '../internal/describe.js';
 import { renderRecordContent } from '../internal/renderContent.js';
+import type { TraceEntry } from '../types/decision.js';
+import type { ToolResult, ToolTiming } from '../types/toolResult.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});

@@ -1,4 +1,4 @@
-import type { ResultStatus } from '../toolResult.js';
+import type { ResultStatus } from './toolResult.js';
 
 /**
  * What a layer sees of one call while it moves through the stages: a read-only view that the

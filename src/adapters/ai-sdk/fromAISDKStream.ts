@@ -1,10 +1,10 @@
 import { Observable } from 'rxjs';
 import type { TextStreamPart, ToolSet } from 'ai';
 import { IncompleteArguments } from '../../incompleteArguments.js';
-import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
 import { inTurn } from '../../internal/inTurn.js';
 import { isObject } from '../../internal/validate.js';
+import type { ToolCall } from '../../types/toolCall.js';
 
 /**
  * A part of an AI SDK stream, as `fromAISDKStream` accepts it: any object with a `type`. Every

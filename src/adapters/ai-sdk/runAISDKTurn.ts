@@ -1,6 +1,6 @@
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage } from 'ai';
 import type { Pipeline, RunOptions } from '../../createPipeline.js';
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { fromAISDKStream, type AISDKStreamPart } from './fromAISDKStream.js';
 import { toAISDKToolMessage } from './toAISDKToolMessage.js';
 

@@ -1,6 +1,6 @@
 import type { UIMessageChunk } from 'ai';
 import { concatMap, type OperatorFunction } from 'rxjs';
-import type { PipelineEvent } from '../../observe/events.js';
+import type { PipelineEvent } from '../../types/events.js';
 import { toAISDKToolOutputChunks } from './toAISDKToolOutputChunks.js';
 
 /**

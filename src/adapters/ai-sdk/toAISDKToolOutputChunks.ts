@@ -1,5 +1,5 @@
 import type { UIMessageChunk } from 'ai';
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolResult } from '../../types/toolResult.js';
 
 /**
  * The UI message stream chunks that complete the tool parts `useChat` shows, one per result, in the

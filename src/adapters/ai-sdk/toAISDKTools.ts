@@ -1,6 +1,6 @@
 import { jsonSchema, type JSONSchema7, type Tool, type ToolSet } from 'ai';
 import type { Pipeline } from '../../createPipeline.js';
-import type { AnyTool } from '../../defineTool.js';
+import type { AnyTool } from '../../types/tool.js';
 import { toolSchemas } from '../toolSchemas.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import { SourceReader } from '../../internal/sourceReader.js';
-import type { ToolCall } from '../../toolCall.js';
+import type { ToolCall } from '../../types/toolCall.js';
 import type { AnthropicEventSource, AnthropicStreamEvent } from './events.js';
 import { ToolUseAssembler } from './toolUseAssembler.js';
 

@@ -1,5 +1,5 @@
 import type { Pipeline, RunOptions } from '../../createPipeline.js';
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { AssistantMessageAssembler, type AnthropicAssistantMessage } from './assistantMessage.js';
 import type { AnthropicEventSource } from './events.js';
 import { readAnthropicCalls } from './fromAnthropicStream.js';

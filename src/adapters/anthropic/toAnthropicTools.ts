@@ -1,6 +1,6 @@
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import type { Pipeline } from '../../createPipeline.js';
-import type { AnyTool } from '../../defineTool.js';
+import type { AnyTool } from '../../types/tool.js';
 import { toolSchemas } from '../toolSchemas.js';
 
 /**

@@ -1,5 +1,5 @@
 import { IncompleteArguments } from '../../incompleteArguments.js';
-import type { ToolCall } from '../../toolCall.js';
+import type { ToolCall } from '../../types/toolCall.js';
 import { AnthropicStreamError, type AnthropicErrorEvent } from './events.js';
 import { inTurn, turnId } from '../../internal/inTurn.js';
 import { isObject } from '../../internal/validate.js';

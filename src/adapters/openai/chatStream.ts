@@ -1,10 +1,10 @@
 import { Observable } from 'rxjs';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { IncompleteArguments } from '../../incompleteArguments.js';
-import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
 import { isObject, isRecord } from '../../internal/validate.js';
 import { inTurn, turnId } from '../../internal/inTurn.js';
+import type { ToolCall } from '../../types/toolCall.js';
 
 /** One fragment of `choices[0].delta.tool_calls`, as the SDK types it (read defensively all the same). */
 type ToolCallFragment = ChatCompletionChunk.Choice.Delta.ToolCall;

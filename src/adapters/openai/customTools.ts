@@ -1,7 +1,7 @@
 import type { CustomToolInputFormat } from 'openai/resources/shared';
-import type { AnyTool } from '../../defineTool.js';
 import { ConfigError } from '../../errors.js';
 import { isRecord } from '../../internal/validate.js';
+import type { AnyTool } from '../../types/tool.js';
 import { toolSchemas } from '../toolSchemas.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { IncompleteArguments } from '../../incompleteArguments.js';
-import type { ToolCall } from '../../toolCall.js';
 import { isObject } from '../../internal/validate.js';
 import { inTurn, turnId } from '../../internal/inTurn.js';
+import type { ToolCall } from '../../types/toolCall.js';
 import type { OpenAICustomTools } from './customTools.js';
 import { OpenAIResponsesStreamError } from './errors.js';
 import { OpenCalls, type CallKeys } from './openCalls.js';

@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import type { ToolCall } from '../../toolCall.js';
 import { SourceReader } from '../../internal/sourceReader.js';
+import type { ToolCall } from '../../types/toolCall.js';
 import { customOption, type OpenAICustomTools, type OpenAIResponsesOptions } from './customTools.js';
 import { ResponsesCallAssembler } from './responsesCallAssembler.js';
 

@@ -7,8 +7,8 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { Observable } from 'rxjs';
 import type { Pipeline, RunOptions } from '../../createPipeline.js';
-import type { ToolCall } from '../../toolCall.js';
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolCall } from '../../types/toolCall.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { argumentsText } from './argumentsText.js';
 import { toOpenAIChatToolMessages } from './chatFormat.js';
 import { firstChoice, readOpenAIChatCalls } from './chatStream.js';

@@ -3,8 +3,8 @@ import type { ResponseInputItem, ResponseStreamEvent } from 'openai/resources/re
 import type { Pipeline, RunOptions } from '../../createPipeline.js';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import { isObject, isRecord } from '../../internal/validate.js';
-import type { ToolCall } from '../../toolCall.js';
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolCall } from '../../types/toolCall.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { argumentsText } from './argumentsText.js';
 import { customOption, type OpenAICustomTools, type OpenAIResponsesOptions } from './customTools.js';
 import { toOpenAIResponsesInput } from './responsesFormat.js';

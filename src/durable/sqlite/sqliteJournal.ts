@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { ConfigError } from '../../errors.js';
 import { isPositiveDuration, isRecord, MAX_TIMER_MS } from '../../internal/validate.js';
+import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../../types/journal.js';
 import { checkKeyOfTurn } from '../pruning.js';
-import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../types.js';
 import { migrate } from './schema.js';
 import { sqlitePrune } from './sqlitePrune.js';
 import { SqliteJournalError } from './sqliteJournalError.js';

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
+import type { JournalEntry, PruneOptions } from '../../types/journal.js';
 import { checkPruneOptions, endOf, mayPrune } from '../pruning.js';
-import type { JournalEntry, PruneOptions } from '../types.js';
 
 /**
  * `prune` of a SQLite journal. The `ended` table lists the turns that ended, with when; for each one

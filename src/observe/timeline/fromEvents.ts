@@ -1,4 +1,4 @@
-import type { PipelineEvent } from '../events.js';
+import type { PipelineEvent } from '../../types/events.js';
 import { callIdentity, type TimelineCall, type TimelineSpan, type TimelineWait } from './model.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { callIdentity, type TimelineCall, type TimelineSpan, type TimelineWait } from './model.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolResult } from '../../types/toolResult.js';
 
 /**
  * What the timeline draws, independent of where the facts came from. Today `renderTimeline` fills it

@@ -1,8 +1,8 @@
-import type { ToolMode } from '../../defineTool.js';
 import { ConfigError } from '../../errors.js';
-import type { ToolResult } from '../../toolResult.js';
+import type { PipelineEvent } from '../../types/events.js';
+import type { ToolMode } from '../../types/tool.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { drawTimeline } from './drawTimeline.js';
-import type { PipelineEvent } from '../events.js';
 import { callsFromEvents } from './fromEvents.js';
 import { callsFromResults } from './fromResults.js';
 import { layoutTimeline } from './layout.js';
