@@ -19,6 +19,11 @@
  * `concurrency` at once, never past a barrier, and gives each result out as soon as the ones before it
  * are out — what the README's "Execute" and "Reorder" and DESIGN.md's "Execute" promise.
  *
+ * Why sharing the latencies keeps the reference independent: all the two sides share is when a started
+ * body's latency ends; which bodies start, end, and give out results is each side's own doing. By
+ * induction, up to the first event after which they differ both have seen exactly the same events, and
+ * that event is the one reported (with what ran on each side before it).
+ *
  * Bodies never settle together: an asynchronous body takes at least one task, so two bodies end in the
  * same step only when one ends synchronously where it started (`sync`), which both sides see in the
  * same order.
@@ -163,8 +168,11 @@ function noTimers(): SchedulerLike & { armed: number } {
 /** A result as the reference would give it (any other error code stays, and differs from it). */
 const outcome = (r: ToolResult): ModelOutcome | object => {
   const { id, index, status } = r;
-  if (r.status === 'ok') return { id, index, status, value: r.value, started: true };
-  if (r.error.code === 'cancelled') return { id, index, status, code: 'cancelled', by: r.error.byCallId, started: r.error.started };
+  if (r.status === 'ok') return { id, index, status, value: r.value, started: r.started };
+  if (r.error.code === 'cancelled') {
+    const started = r.error.started === r.started ? r.started : `result says ${r.started}, its error ${r.error.started}`;
+    return { id, index, status, code: 'cancelled', by: r.error.byCallId, started };
+  }
   return { id, index, status, code: r.error.code, started: r.started };
 };
 
