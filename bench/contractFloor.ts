@@ -5,7 +5,8 @@
  * - **clock**: five `performance.now()` reads, for `timing` (received, admitted, started, ended,
  *   finished) — the durations are differences of these;
  * - **freeze**: the result, its `timing` and `timing.durations` frozen (three `Object.freeze`);
- * - **ids**: the duplicate-id window of 10,000 recent ids (`RecentIds`, the pipeline's own);
+ * - **ids**: the duplicate-id window (`RecentIds`, the pipeline's own, so the floor follows its
+ *   structure: since issue 25 two generations of 10,000 ids, at least the last 10,000 refused);
  * - **snapshot**: the arguments copied as JSON data and deep-frozen before validation, and the
  *   schema's output deep-frozen (`snapshotArgs`, `deepFreeze`, the pipeline's own);
  * and the 19-field result itself, with the content rendered as the pipeline renders it and the same

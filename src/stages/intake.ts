@@ -13,7 +13,7 @@ import { deepFreeze, snapshotArgs } from '../internal/snapshot.js';
 import { RecentIds } from '../internal/recentIds.js';
 import { allowsEveryCall } from './preExecute.js';
 
-/** How many recent ids duplicate detection remembers per subscription (memory stays bounded). */
+/** Duplicate detection remembers at least this many recent ids per subscription, at most twice as many (memory stays bounded). */
 const DUPLICATE_WINDOW = 10_000;
 
 /** How many tool names an `unknown_tool` message lists before it summarises. */
@@ -23,8 +23,10 @@ const LISTED_TOOLS = 30;
  * The intake stage: numbers each call in arrival order and admits it, or decides its error result.
  *
  * 1. Anything that is not a `{ id: string, name: string }` object → `invalid_call`.
- * 2. An id among the last 10,000 of this subscription → `duplicate_id` (results are matched back by
- *    id; the window keeps memory bounded on endless streams).
+ * 2. An id among the last 10,000 ids of this subscription (at least; up to 20,000, as the window turns
+ *    in two generations; a repeat refused here does not count) → `duplicate_id`. Results are matched
+ *    back by id, and a body must not run twice for one id even once its result is out; the window
+ *    keeps memory bounded on endless streams (`RecentIds`).
  * 3. A name no tool has → `unknown_tool`, listing the available names; a tool the restriction set hides
  *    in this scope → a `denied` result with code `restricted` (and it is not listed as available).
  * 4. `args` as a string is parsed as JSON (blank means `{}`, as providers send for no arguments);

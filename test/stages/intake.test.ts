@@ -1,3 +1,4 @@
+import { Subject } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, type ToolCall, type ToolResult } from '../../src/index.js';
@@ -112,10 +113,31 @@ describe('intake', () => {
 });
 
 describe('duplicate ids', () => {
-  it('are detected within a window of the last 10,000 calls, so memory stays bounded on endless streams', async () => {
-    const calls = Array.from({ length: 10_001 }, (_, i) => ({ id: `c${i}`, name: 'read_file', args: { path: 'a' } }));
-    const results = await pipeline.run([...calls, { id: 'c10000', name: 'read_file', args: { path: 'b' } }, { id: 'c0', name: 'read_file', args: { path: 'c' } }]);
+  it('an id among the last 10,000 is refused though its result went out long ago: the body never runs twice for it', async () => {
+    const runs: string[] = [];
+    const write = defineTool({ name: 'write', description: 'w', input: z.object({ path: z.string() }), mode: 'parallel', execute: ({ path }) => (runs.push(path), path) });
+    const calls = new Subject<ToolCall>();
+    const results: ToolResult[] = [];
+    const done = new Promise<void>((complete) => calls.pipe(createPipeline({ tools: [write] }).operator()).subscribe({ next: (result) => results.push(result), complete }));
+    calls.next({ id: 'before', name: 'write', args: { path: 'p0' } });
+    calls.next({ id: 'x', name: 'write', args: { path: 'first' } });
+    await vi.waitFor(() => expect(results).toHaveLength(2)); // released: x's result is out
+    for (let i = 1; i < 10_000; i++) calls.next({ id: `c${i}`, name: 'write', args: { path: `p${i}` } });
+    // x is 10,000 ids back, the promise's edge; and 10,001 ids were taken, so the window's newer
+    // generation has just turned and holds one id: x is found in the older one, the window at its smallest.
+    calls.next({ id: 'x', name: 'write', args: { path: 'again' } });
+    calls.complete();
+    await done;
+    expect(results).toHaveLength(10_002);
+    expect(results[1]!.status).toBe('ok');
+    expect(results.at(-1)!.error?.code).toBe('duplicate_id');
+    expect(runs.filter((path) => path === 'first' || path === 'again')).toEqual(['first']);
+  });
+
+  it('are forgotten past 20,000 ids, so memory stays bounded on endless streams', async () => {
+    const calls = Array.from({ length: 20_001 }, (_, i) => ({ id: `c${i}`, name: 'read_file', args: { path: 'a' } }));
+    const results = await pipeline.run([...calls, { id: 'c20000', name: 'read_file', args: { path: 'b' } }, { id: 'c0', name: 'read_file', args: { path: 'c' } }]);
     expect(results.at(-2)!.error?.code).toBe('duplicate_id'); // recent: detected
-    expect(results.at(-1)!.status).toBe('ok'); // 10,001 calls ago: its result is long out
+    expect(results.at(-1)!.status).toBe('ok'); // 20,001 ids ago: its result is long out
   });
 });

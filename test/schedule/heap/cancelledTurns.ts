@@ -18,7 +18,12 @@ const heapAfterGc = (): number => {
 };
 
 const TURNS = Number(process.argv[2] ?? 20_000);
-/** Enough for every bounded window to be full: the last 10,000 call ids, the last 1,000 cancelled turns. */
+/**
+ * Enough for every bounded window to be full: the duplicate-id window (it holds 10,001 to 20,000 ids
+ * once the first 10,000 are in, in two generations), the last 1,000 cancelled turns. The samples after
+ * the warm-up are `TURNS / 2` turns (`TURNS` ids) apart: with `TURNS` a multiple of 10,000 the id window
+ * is at the same point of its generation at each, so it adds nothing to `bytesPerTurn`.
+ */
 const WARM_UP = 6_000;
 const input = z.object({ path: z.string() });
 const write = defineTool({
