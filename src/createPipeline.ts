@@ -1,6 +1,7 @@
 import { defer, filter, identity, map, Observable, tap, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
 import { ConfigError, SourceError } from './errors.js';
-import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
+import { availableTools, type PipelineSettings } from './engine/settings.js';
+import { resolvePipelineOptions, type PipelineOptions } from './options.js';
 import { DurableBatch, type DurableSettings } from './durable/durableBatch.js';
 import { resolveDurable } from './durable/durableOptions.js';
 import { DurableTurnError } from './durable/errors.js';

@@ -8,7 +8,7 @@ import type { CallRecord } from '../internal/callRecord.js';
 import { describeError } from '../internal/describe.js';
 import { attachProgramJournal, isDurableProgram } from '../internal/durableProgram.js';
 import { attachDurableCall } from '../internal/reattach.js';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import { approvalPending } from '../stages/guard.js';
 import { reorderByIndex } from '../stages/reorder.js';
 import type { JournalEntry, JournalStore } from '../types/journal.js';

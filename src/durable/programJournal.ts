@@ -1,7 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
 import { describeError } from '../internal/describe.js';
 import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from '../internal/durableProgram.js';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import type { JournalStore } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
