@@ -1,5 +1,5 @@
 import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
-import { runStages, type StageTaps } from '../createPipeline.js';
+import { runStages, type StageTaps } from '../engine/runStages.js';
 import { composeTaps } from '../internal/composeTaps.js';
 import { IncompleteArguments } from '../incompleteArguments.js';
 import { awaitEach } from '../internal/awaitEach.js';

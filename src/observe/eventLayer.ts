@@ -1,5 +1,5 @@
 import { Observable, tap, type OperatorFunction } from 'rxjs';
-import type { StageTaps } from '../createPipeline.js';
+import type { StageTaps } from '../engine/runStages.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import type { RecordEvents } from '../internal/recordEvents.js';
 import { retainText } from '../retain/textRetainer.js';

@@ -1,5 +1,5 @@
 import { Subject, type Subscription } from 'rxjs';
-import { runStages } from '../createPipeline.js';
+import { runStages } from '../engine/runStages.js';
 import type { ProgramRunJournal } from '../internal/durableProgram.js';
 import { renderValue } from '../internal/renderContent.js';
 import type { PipelineSettings } from '../engine/settings.js';
