@@ -1,23 +1,17 @@
-import { defer, filter, identity, map, Observable, tap, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
+import { defer, filter, map, Observable, type OperatorFunction } from 'rxjs';
 import { ConfigError, SourceError } from './errors.js';
-import { availableTools, resolvePipelineOptions, type PipelineOptions, type PipelineSettings } from './options.js';
-import { DurableBatch, type DurableSettings } from './durable/durableBatch.js';
+import { runStages } from './engine/runStages.js';
+import { availableTools } from './engine/settings.js';
+import { resolvePipelineOptions, type PipelineOptions } from './options.js';
+import { DurableBatch } from './durable/durableBatch.js';
+import type { DurableSettings } from './durable/settings.js';
 import { resolveDurable } from './durable/durableOptions.js';
 import { DurableTurnError } from './durable/errors.js';
 import { pendingApprovals as listPending, planResume } from './durable/resumePlan.js';
-import { BatchCancel } from './internal/batchCancel.js';
-import type { CallRecord } from './internal/callRecord.js';
 import { bindToPipeline } from './internal/pipelineAware.js';
 import { isPullable, sourceOfCalls, toObservable, type CallSource } from './internal/callSource.js';
 import { stopWhenAborted } from './internal/stopWhenAborted.js';
-import { executeCalls } from './stages/execute.js';
-import { guard } from './stages/guard.js';
-import { intake } from './stages/intake.js';
-import { postExecute } from './stages/postExecute.js';
-import { preExecute } from './stages/preExecute.js';
 import { reorderByIndex } from './stages/reorder.js';
-import { toResults } from './stages/result.js';
-import { composeTaps } from './internal/composeTaps.js';
 import { runWithEvents, type TappedStages } from './observe/eventLayer.js';
 import type { PipelineEvent, PipelineResultEvent } from './types/events.js';
 import type { ApprovalResponse, PendingApproval } from './types/pendingApproval.js';
@@ -302,46 +296,6 @@ function runFailure(error: unknown, results: readonly ToolResult[]): unknown {
 /** A call of a durable turn: it keeps its own turn (its response) for cancel-rest, or takes the run's. */
 function withTurn(call: ToolCall, turn: string): ToolCall {
   return typeof call === 'object' && call !== null && (call as { turn?: unknown }).turn === undefined ? { ...call, turn } : call;
-}
-
-/**
- * Where a layer over the stages (durable turns) watches the records go by: after intake (`received`),
- * after pre-execute (`decided`), after the guard (`admitted`), and the results (`finished`). The stages
- * know nothing of what watches them.
- */
-export interface StageTaps {
-  readonly received?: MonoTypeOperatorFunction<CallRecord>;
-  readonly decided?: MonoTypeOperatorFunction<CallRecord>;
-  readonly admitted?: MonoTypeOperatorFunction<CallRecord>;
-  readonly finished?: MonoTypeOperatorFunction<ToolResult>;
-}
-
-/**
- * Every stage but the reordering: results come out as calls finish. Each subscription is a batch of
- * its own. (A program's sub-calls run through this, so a quick result is not held behind a slow one.)
- * It reads its calls to the end, aborted or not (each answered `cancelled` then): `stopWhenAborted` stops a source.
- */
-export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
-  return (calls) =>
-    defer(() => {
-      // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
-      const batch = new BatchCancel();
-      const admitted = calls.pipe(
-        intake(settings),
-        tap(batch.received), // counted in: a turn stays cancelled while it has unfinished calls
-        taps.received ?? identity,
-        preExecute(settings, batch),
-        taps.decided ?? identity,
-        guard(settings, batch),
-        taps.admitted ?? identity,
-      );
-      return admitted.pipe(
-        executeCalls(settings, signal, batch),
-        postExecute(settings, signal),
-        toResults(settings.observers, settings.onObserverError),
-        taps.finished ?? identity,
-      );
-    });
 }
 
 /**

@@ -1,17 +1,18 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { ConfigError } from './errors.js';
 import { isCount, isPositiveDuration, MAX_TIMER_MS } from './internal/validate.js';
-import type { CallRecord } from './internal/callRecord.js';
+import type { PipelineSettings } from './engine/settings.js';
 import { RestrictionSet } from './restrict/restrictionSet.js';
-import { warnObserverError } from './stages/result.js';
-import type { ProgressLimits } from './observe/eventLayer.js';
 import type { Decision } from './types/decision.js';
 import type { EventObserver, ToolObserver } from './types/events.js';
 import type { JournalStore } from './types/journal.js';
-import type { PendingApproval } from './types/pendingApproval.js';
 import type { Approver, PostPolicy, PrePolicy } from './types/policy.js';
+import type { RetentionBudget } from './types/retention.js';
 import type { AnyTool, OnError } from './types/tool.js';
 import type { ToolResult } from './types/toolResult.js';
+import { warnObserverError } from './util/observerWarning.js';
+
+export type { RetentionBudget } from './types/retention.js';
 
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.
@@ -157,83 +158,10 @@ export interface PipelineOptions {
   };
 }
 
-/**
- * How much of a tool's output reaches the model. Items are counted as a stream is collected (memory
- * stays bounded); text is cut after post-execute policies, with an in-band note of what was omitted.
- *
- * @example
- * ```ts
- * const budget: RetentionBudget = { maxItems: 1000, maxChars: 30_000, maxLines: 400, keep: 'head+tail' };
- * ```
- */
-export interface RetentionBudget {
-  /** Items of a streamed output kept; the rest are counted. */
-  readonly maxItems?: number;
-  /** Characters of `content` kept. */
-  readonly maxChars?: number;
-  /** Lines of `content` kept. */
-  readonly maxLines?: number;
-  /** Keep the start, or the start and the end. @default 'head' */
-  readonly keep?: 'head' | 'head+tail';
-}
-
 /** `defaultTimeoutMs` unless set: a body that never settles is answered after 5 minutes. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
 /** `approvalTimeoutMs` unless set: a question nobody answers denies after 10 minutes. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
-
-/** Options with defaults applied and tools indexed by name. */
-export interface PipelineSettings {
-  readonly tools: ReadonlyMap<string, AnyTool>;
-  readonly concurrency: number;
-  readonly maxPending: number;
-  /** `undefined`: by the tool's mode. */
-  readonly onError: OnError | undefined;
-  /** `undefined` for no limit. */
-  readonly defaultTimeoutMs: number | undefined;
-  readonly abortGraceMs: number;
-  readonly scheduler: SchedulerLike;
-  readonly pre: readonly PrePolicy[];
-  /** Policy names for traces: the function's name, else `pre[i]`. */
-  readonly preNames: readonly string[];
-  readonly defaultDecision: Decision;
-  readonly approve: Approver | undefined;
-  /** `undefined` for no limit. */
-  readonly approvalTimeoutMs: number | undefined;
-  /** `undefined` for no limit. */
-  readonly policyTimeoutMs: number | undefined;
-  readonly post: readonly PostPolicy[];
-  readonly postNames: readonly string[];
-  readonly restrictions: RestrictionSet | undefined;
-  /** The result observers (functions). */
-  readonly observers: readonly ((result: ToolResult) => void)[];
-  /** The event observers (objects with `event`); when there are any, every run goes through the events layer. */
-  readonly eventObservers: readonly EventObserver[];
-  readonly progress: ProgressLimits;
-  readonly onObserverError: (error: unknown, result: ToolResult) => void;
-  /** The budget of each tool that has one (default or its own). */
-  readonly retention: ReadonlyMap<string, RetentionBudget>;
-  /**
-   * Internal, never set from options: the batch of one program's sub-calls. A failure or a
-   * `cancelRest()` request cancels nothing else (the program decides), and the batch completes only once
-   * every body has settled or been abandoned after `abortGraceMs`, so the program's own call — and the
-   * barrier it holds among the model's calls — outlasts every body it started.
-   */
-  readonly programBatch?: boolean;
-  /**
-   * Internal, never set from options: in a durable batch, records a suspended call's pending approval
-   * (its signed token, in the journal) and returns it. Absent elsewhere: suspending then fails closed.
-   */
-  readonly suspend?: (record: CallRecord) => PendingApproval | undefined;
-}
-
-/**
- * The tools a pipeline's calls may use: `tools` (by default all of them) with the restrictions applied.
- * Intake admits only these, `pipeline.available` offers them, and a program's `tools` holds them.
- */
-export function availableTools(settings: PipelineSettings, tools: readonly AnyTool[] = [...settings.tools.values()]): readonly AnyTool[] {
-  return settings.restrictions === undefined ? tools : settings.restrictions.filter(tools);
-}
 
 /** Validates `options` and fills in defaults. @throws {ConfigError} naming the first bad option. */
 export function resolvePipelineOptions(options: PipelineOptions): PipelineSettings {

@@ -1,5 +1,5 @@
 import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
-import { runStages, type StageTaps } from '../createPipeline.js';
+import { runStages, type StageTaps } from '../engine/runStages.js';
 import { composeTaps } from '../internal/composeTaps.js';
 import { IncompleteArguments } from '../incompleteArguments.js';
 import { awaitEach } from '../internal/awaitEach.js';
@@ -8,7 +8,7 @@ import type { CallRecord } from '../internal/callRecord.js';
 import { describeError } from '../internal/describe.js';
 import { attachProgramJournal, isDurableProgram } from '../internal/durableProgram.js';
 import { attachDurableCall } from '../internal/reattach.js';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import { approvalPending } from '../stages/guard.js';
 import { reorderByIndex } from '../stages/reorder.js';
 import type { JournalEntry, JournalStore } from '../types/journal.js';
@@ -21,30 +21,12 @@ import { asData, journaledResult, replay } from './journaledResult.js';
 import { JournalWriter } from './journalWriter.js';
 import { LeaseKeeper } from './leaseKeeper.js';
 import { ProgramJournal } from './programJournal.js';
-import type { DurableSettings, ResumePlan } from './settings.js';
+import type { DurableSettings, ResumePlan, SubBatchScope } from './settings.js';
 import { journaledBound, resumeApprover, runsAgain } from './resumeBounds.js';
 import { foldTurn, openApprovals, openProgramApprovals, type JournaledCall } from './turnState.js';
 
 /** Re-exported for the modules that name them with the batch. */
-export type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';
-
-/**
- * Where a batch of a program's sub-calls is journaled (see `ProgramJournal`): under the program's own
- * key, each sub-call at the slot it was bound to; its approvals name the program's call in the turn,
- * and the turn's journal learns when one is answered.
- */
-export interface SubBatchScope {
-  /** The key the sub-calls are journaled under. */
-  readonly key: string;
-  /** The slot (journal index) of the sub-call the program made `position`-th. */
-  slotOf(position: number): number;
-  /** The index of the program's call in the turn. */
-  readonly callIndex: number;
-  /** A sub-call's approval (`token`) was answered with `answer`: the turn's journal records it. */
-  answered(token: string, answer: 'allowed-once' | 'rejected'): void;
-  /** The turn's lease, which the program's call holds: it fences the sub-calls' writes too. */
-  readonly lease: LeaseKeeper;
-}
+export type { DurableSettings, GivenAnswer, ResumePlan, SubBatchScope } from './settings.js';
 
 /**
  * One durable batch: a run (or a resume) of one turn. It holds the turn's lease while it runs (a
@@ -328,6 +310,7 @@ export class DurableBatch {
       flush: () => this.#durable(),
       ended: () => this.#ended,
       lease: this.#lease,
+      subBatch: (settings, durable, plan, scope, signal) => new DurableBatch(settings, durable, this.turn, plan, scope).stages(signal),
     });
   }
 

@@ -2,7 +2,7 @@ import { ConfigError } from '../errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../internal/validate.js';
 import type { JournalStore } from '../types/journal.js';
 import { ApprovalTokens } from './approvalTokens.js';
-import type { DurableSettings } from './durableBatch.js';
+import type { DurableSettings } from './settings.js';
 
 /** `approvalTtlMs` unless set: a pending approval may be answered for a day. */
 export const DEFAULT_APPROVAL_TTL_MS = 24 * 3_600_000;

@@ -1,16 +1,16 @@
 import type { OperatorFunction } from 'rxjs';
 import { describeError } from '../internal/describe.js';
 import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from '../internal/durableProgram.js';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import type { JournalStore } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { argsHash } from './canonical.js';
-import { DurableBatch, type DurableSettings, type GivenAnswer, type SubBatchScope } from './durableBatch.js';
 import { DurableTurnError } from './errors.js';
 import type { JournalWriter } from './journalWriter.js';
 import type { LeaseKeeper } from './leaseKeeper.js';
+import type { DurableSettings, GivenAnswer, ResumePlan, SubBatchScope } from './settings.js';
 import { foldTurn, type JournaledCall } from './turnState.js';
 
 /** What the turn's batch knows of the call of a program. */
@@ -36,6 +36,12 @@ export interface ProgramCall {
   readonly ended: () => boolean;
   /** The turn's lease: the sub-calls' writes are fenced by it. */
   readonly lease: LeaseKeeper;
+  /**
+   * The stages of a batch of the program's sub-calls, journaled under `scope` (a `DurableBatch`'s
+   * `stages`). Given by the turn's batch, which makes this journal: so this module does not import
+   * the class that imports it.
+   */
+  readonly subBatch: (settings: PipelineSettings, durable: DurableSettings, plan: ResumePlan, scope: SubBatchScope, signal: AbortSignal) => OperatorFunction<ToolCall, ToolResult>;
 }
 
 /** The key the sub-calls of the program of call `callId` in `turn` are journaled under. */
@@ -149,7 +155,7 @@ export class ProgramRun implements ProgramRunJournal {
   }
 
   stages(settings: PipelineSettings, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
-    const { durable, turn, index, writer } = this.call;
+    const { durable, index, writer } = this.call;
     this.#tools = settings.tools;
     const scope: SubBatchScope = {
       key: this.key,
@@ -160,8 +166,8 @@ export class ProgramRun implements ProgramRunJournal {
       lease: this.call.lease,
     };
     // A sub-batch takes no lease (its program's call holds the turn's), so `entries` is never compared.
-    const plan = { journaled: this.#journaled, answers: this.#answers, programAnswers: new Map(), entries: 0 };
-    return new DurableBatch(settings, { ...durable, store: untilEnded(durable.store, this.call.ended) }, turn, plan, scope).stages(signal);
+    const plan: ResumePlan = { journaled: this.#journaled, answers: this.#answers, programAnswers: new Map(), entries: 0 };
+    return this.call.subBatch(settings, { ...durable, store: untilEnded(durable.store, this.call.ended) }, plan, scope, signal);
   }
 
   async suspended(approvals: readonly PendingApproval[]): Promise<void> {

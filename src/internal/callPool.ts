@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Subscriber } from 'rxjs';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import type { AttemptError } from '../types/retry.js';
 import type { OnError } from '../types/tool.js';
 import type { CancelReason } from '../types/toolError.js';

@@ -1,5 +1,5 @@
 import { identity, pipe, type MonoTypeOperatorFunction } from 'rxjs';
-import type { StageTaps } from '../createPipeline.js';
+import type { StageTaps } from '../engine/runStages.js';
 
 /**
  * Two layers' taps between the same stages: at each point, `first`'s tap, then `second`'s (a durable

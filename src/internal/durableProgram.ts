@@ -1,5 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
 import type { ToolCall } from '../types/toolCall.js';

@@ -1,4 +1,4 @@
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import type { AnyTool } from '../types/tool.js';
 
 /**

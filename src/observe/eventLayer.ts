@@ -1,22 +1,14 @@
 import { Observable, tap, type OperatorFunction } from 'rxjs';
-import type { StageTaps } from '../createPipeline.js';
+import type { StageTaps } from '../engine/runStages.js';
 import { describeError, describeValue } from '../internal/describe.js';
 import type { RecordEvents } from '../internal/recordEvents.js';
 import { retainText } from '../retain/textRetainer.js';
 import type { CallView } from '../types/callView.js';
-import type { EventObserver, PipelineEvent, PipelineEventBase } from '../types/events.js';
+import type { EventObserver, PipelineEvent, PipelineEventBase, ProgressLimits } from '../types/events.js';
 import type { JsonValue } from '../types/json.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { ToolError } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';
-
-/** How much progress one call may report (`progress` in the pipeline's options), resolved. */
-export interface ProgressLimits {
-  /** Characters of a value's JSON text; a longer one is cut. */
-  readonly maxChars: number;
-  /** Progress events per call; later reports are dropped. */
-  readonly maxEvents: number;
-}
 
 /** The stages of one run, given the taps to put between them; results in model order. */
 export type TappedStages = (taps: StageTaps) => OperatorFunction<ToolCall, ToolResult>;

@@ -5,7 +5,7 @@ import { describeError } from '../internal/describe.js';
 import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
 import { isCount, MAX_TIMER_MS } from '../internal/validate.js';
 import { renderValue } from '../internal/renderContent.js';
-import { availableTools, type PipelineSettings } from '../options.js';
+import { availableTools, type PipelineSettings } from '../engine/settings.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { AnyTool, ToolMode } from '../types/tool.js';
 import type { ApprovalPendingError } from '../types/toolError.js';

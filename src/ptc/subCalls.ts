@@ -1,8 +1,8 @@
 import { Subject, type Subscription } from 'rxjs';
-import { runStages } from '../createPipeline.js';
+import { runStages } from '../engine/runStages.js';
 import type { ProgramRunJournal } from '../internal/durableProgram.js';
 import { renderValue } from '../internal/renderContent.js';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolErrorCode } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';

@@ -1,5 +1,5 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import { BatchCancel } from '../internal/batchCancel.js';
 import { CallPool } from '../internal/callPool.js';
 import type { CallRecord } from '../internal/callRecord.js';

@@ -1,5 +1,5 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import { requestApproval } from '../policy/requestApproval.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';

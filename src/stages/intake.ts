@@ -1,7 +1,7 @@
 import { defer, map, type OperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { AnyTool } from '../defineTool.js';
-import { availableTools, type PipelineSettings } from '../options.js';
+import { availableTools, type PipelineSettings } from '../engine/settings.js';
 import type { Decision } from '../policy/types.js';
 import type { RestrictionSet } from '../restrict/restrictionSet.js';
 import { IncompleteArguments } from '../incompleteArguments.js';

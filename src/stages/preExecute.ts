@@ -1,6 +1,6 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
-import type { PipelineSettings } from '../options.js';
+import type { PipelineSettings } from '../engine/settings.js';
 import { MonotonicGuard } from '../policy/monotonicGuard.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import type { BatchCancel } from '../internal/batchCancel.js';

@@ -1,9 +1,9 @@
 import { map, type OperatorFunction } from 'rxjs';
 import type { CallRecord } from '../internal/callRecord.js';
-import { describeError, quote } from '../internal/describe.js';
 import { renderRecordContent } from '../internal/renderContent.js';
 import type { TraceEntry } from '../types/decision.js';
 import type { ToolResult, ToolTiming } from '../types/toolResult.js';
+import { warnObserverError } from '../util/observerWarning.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -40,14 +40,6 @@ export function toResults(
       }
     }
     return result;
-  });
-}
-
-/** The default `onObserverError`: a process warning, which Node prints and a listener can collect. */
-export function warnObserverError(error: unknown, result: ToolResult): void {
-  process.emitWarning(`an observer failed on the result of call ${quote(result.id)} (${result.name}): ${describeError(error)}`, {
-    type: 'ToolstreamObserverWarning',
-    code: 'TOOLSTREAM_OBSERVER_ERROR',
   });
 }
 

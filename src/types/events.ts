@@ -219,3 +219,19 @@ export interface EventObserver {
  * ```
  */
 export type ToolObserver = ((result: ToolResult) => void) | EventObserver;
+
+/**
+ * How much progress one call may report (`progress` in the pipeline's options), resolved: what the
+ * events layer enforces and the engine's settings carry.
+ *
+ * @example
+ * ```ts
+ * const limits: ProgressLimits = { maxChars: 10_000, maxEvents: 1000 };
+ * ```
+ */
+export interface ProgressLimits {
+  /** Characters of a value's JSON text; a longer one is cut. */
+  readonly maxChars: number;
+  /** Progress events per call; later reports are dropped. */
+  readonly maxEvents: number;
+}
