@@ -1,5 +1,5 @@
 import { toJSONSchema } from 'zod/v4/core';
-import type { Pipeline } from '../createPipeline.js';
+import type { Pipeline } from '../types/pipeline.js';
 import type { AnyTool } from '../types/tool.js';
 
 /** A JSON Schema object, as providers take it. */

@@ -3,9 +3,9 @@ import { ConfigError } from '../errors.js';
 import type { ToolCall } from '../types/toolCall.js';
 import { isCollection, pullCalls, pullIterableCalls } from './pullCalls.js';
 import { stopWhenAborted } from './stopWhenAborted.js';
+import type { CallSource } from '../types/pipeline.js';
 
-/** What `run` accepts: any finite or streaming source of calls. */
-export type CallSource = Iterable<ToolCall> | AsyncIterable<ToolCall> | Observable<ToolCall>;
+export type { CallSource };
 
 /** An async iterable that is not an Observable (those are pushed, not pulled). */
 export function isPullable(calls: CallSource): calls is AsyncIterable<ToolCall> {

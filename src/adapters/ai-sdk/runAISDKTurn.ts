@@ -1,5 +1,5 @@
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage } from 'ai';
-import type { Pipeline, RunOptions } from '../../createPipeline.js';
+import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
 import { fromAISDKStream, type AISDKStreamPart } from './fromAISDKStream.js';
 import { toAISDKToolMessage } from './toAISDKToolMessage.js';

@@ -1,5 +1,5 @@
 import { jsonSchema, type JSONSchema7, type Tool, type ToolSet } from 'ai';
-import type { Pipeline } from '../../createPipeline.js';
+import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../types/tool.js';
 import { toolSchemas } from '../toolSchemas.js';
 

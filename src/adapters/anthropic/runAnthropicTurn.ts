@@ -1,4 +1,4 @@
-import type { Pipeline, RunOptions } from '../../createPipeline.js';
+import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
 import { AssistantMessageAssembler, type AnthropicAssistantMessage } from './assistantMessage.js';
 import type { AnthropicEventSource } from './events.js';

@@ -1,5 +1,5 @@
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
-import type { Pipeline } from '../../createPipeline.js';
+import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../types/tool.js';
 import { toolSchemas } from '../toolSchemas.js';
 

@@ -1,5 +1,5 @@
 import type { ChatCompletionFunctionTool, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
-import type { Pipeline } from '../../createPipeline.js';
+import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../defineTool.js';
 import type { ToolResult } from '../../toolResult.js';
 import { toolSchemas } from '../toolSchemas.js';

@@ -1,5 +1,5 @@
 import type { CustomTool, FunctionTool, ResponseCustomToolCallOutput, ResponseInputItem } from 'openai/resources/responses/responses';
-import type { Pipeline } from '../../createPipeline.js';
+import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../defineTool.js';
 import { ConfigError } from '../../errors.js';
 import type { ToolResult } from '../../toolResult.js';

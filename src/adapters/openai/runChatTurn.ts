@@ -6,7 +6,7 @@ import type {
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
 import type { Observable } from 'rxjs';
-import type { Pipeline, RunOptions } from '../../createPipeline.js';
+import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import type { ToolResult } from '../../types/toolResult.js';
 import { argumentsText } from './argumentsText.js';

@@ -1,6 +1,6 @@
 import { tap, type Observable } from 'rxjs';
 import type { ResponseInputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import type { Pipeline, RunOptions } from '../../createPipeline.js';
+import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import { IncompleteArguments } from '../../incompleteArguments.js';
 import { isObject, isRecord } from '../../internal/validate.js';
 import type { ToolCall } from '../../types/toolCall.js';
