@@ -4,7 +4,7 @@ import { retainText } from '../retain/textRetainer.js';
 import type { CallRecord } from '../internal/callRecord.js';
 import { ChainDeadline, chainTimers } from '../internal/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../internal/concurrentStage.js';
-import { renderRecordContent } from '../internal/renderContent.js';
+import { renderRecordContent } from '../engine/recordContent.js';
 import { runWaterfall, thenOrNow, type WaterfallFailure, type WaterfallFold } from '../internal/waterfall.js';
 import type { PostContext, PostDecision } from '../types/policy.js';
 import type { ToolCall } from '../types/toolCall.js';

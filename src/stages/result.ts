@@ -1,6 +1,6 @@
 import { map, type OperatorFunction } from 'rxjs';
 import type { CallRecord } from '../internal/callRecord.js';
-import { renderRecordContent } from '../internal/renderContent.js';
+import { renderRecordContent } from '../engine/recordContent.js';
 import type { TraceEntry } from '../types/decision.js';
 import type { ToolResult, ToolTiming } from '../types/toolResult.js';
 import { warnObserverError } from '../util/observerWarning.js';
