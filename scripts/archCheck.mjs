@@ -51,7 +51,7 @@ const ROOMS = [
   ...room('stream', 'internal/', ['subscribeAsChild', 'stopWhenAborted', 'holdUntil', 'awaitEach', 'callSource',
     'pullCalls', 'sourceReader']),
   // the tool model, policies and schedules
-  ['defineTool.ts', 'tool'], ['toolContract.ts', 'tool'], ['policy/', 'tool'], ['schedule/', 'tool'],
+  ['defineTool.ts', 'tool'], ['toolContract.ts', 'tool'], ['toolSchemas.ts', 'tool'], ['policy/', 'tool'], ['schedule/', 'tool'],
   ...room('tool', 'internal/', ['permits', 'tokens']),
   // the engine: the stages and the rest of internal/ (each file named, so a new one needs a room)
   ['stages/', 'engine'],

@@ -92,8 +92,8 @@ export { retainText, TextRetainer } from './retain/textRetainer.js';
 export type { RetainedText, TextBudget } from './retain/textRetainer.js';
 
 // Offering tools to a model
-export { toolSchemas } from './adapters/toolSchemas.js';
-export type { JsonSchema, ToolSchema } from './adapters/toolSchemas.js';
+export { toolSchemas } from './toolSchemas.js';
+export type { JsonSchema, ToolSchema } from './toolSchemas.js';
 
 // Programmatic tool calling (the QuickJS runtime is the subpath `toolstream/quickjs`)
 export { runCodeTool, ProgramError } from './ptc/runCodeTool.js';

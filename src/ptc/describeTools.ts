@@ -1,4 +1,4 @@
-import { toolSchemas } from '../adapters/toolSchemas.js';
+import { toolSchemas } from '../toolSchemas.js';
 import { ConfigError } from '../errors.js';
 import type { AnyTool } from '../types/tool.js';
 import { docComment, IDENTIFIER, INDENT, propertyKey, RESERVED_WORDS, SchemaRenderer } from './schemaTypes.js';

@@ -2,7 +2,7 @@ import type { ChatCompletionFunctionTool, ChatCompletionToolMessageParam } from 
 import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../defineTool.js';
 import type { ToolResult } from '../../toolResult.js';
-import { toolSchemas } from '../toolSchemas.js';
+import { toolSchemas } from '../../toolSchemas.js';
 import { answerable } from '../answerable.js';
 
 /**

@@ -2,7 +2,7 @@ import type { CustomToolInputFormat } from 'openai/resources/shared';
 import { ConfigError } from '../../errors.js';
 import { isRecord } from '../../internal/validate.js';
 import type { AnyTool } from '../../types/tool.js';
-import { toolSchemas } from '../toolSchemas.js';
+import { toolSchemas } from '../../toolSchemas.js';
 
 /**
  * One free-form tool, as {@link openAICustomTools} takes it: the pipeline tool, and optionally the

@@ -3,7 +3,7 @@ import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../defineTool.js';
 import { ConfigError } from '../../errors.js';
 import type { ToolResult } from '../../toolResult.js';
-import { toolSchemas } from '../toolSchemas.js';
+import { toolSchemas } from '../../toolSchemas.js';
 import { customOption, type OpenAIResponsesOptions } from './customTools.js';
 import { answerable } from '../answerable.js';
 

@@ -1,6 +1,6 @@
 import { toJSONSchema } from 'zod/v4/core';
-import type { Pipeline } from '../types/pipeline.js';
-import type { AnyTool } from '../types/tool.js';
+import type { Pipeline } from './types/pipeline.js';
+import type { AnyTool } from './types/tool.js';
 
 /** A JSON Schema object, as providers take it. */
 export type JsonSchema = Record<string, unknown>;
