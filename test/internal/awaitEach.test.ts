@@ -1,26 +1,12 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { awaitEach } from '../../src/internal/awaitEach.js';
-
-/** A promise and its resolve/reject, to settle gates in a chosen order. */
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } {
-  let resolve!: () => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-  return { promise, resolve, reject };
-}
+import { deferred } from '../support/deferred.js';
+import { notifications } from '../support/notifications.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function record<T>(source: Subject<T>, gate: (value: T) => PromiseLike<void> | void): string[] {
-  const seen: string[] = [];
-  source.pipe(awaitEach(gate)).subscribe({
-    next: (value) => seen.push(`next ${String(value)}`),
-    error: (error: unknown) => seen.push(`error ${String(error)}`),
-    complete: () => seen.push('complete'),
-  });
-  return seen;
-}
+const record = <T>(source: Subject<T>, gate: (value: T) => PromiseLike<void> | void) => notifications(source.pipe(awaitEach(gate)));
 
 describe('awaitEach', () => {
   it('passes values in the order their gates settle; completion waits for the last gate', async () => {
