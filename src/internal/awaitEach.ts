@@ -1,4 +1,5 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { Drain } from '../stream/drain.js';
 import { subscribeAsChild } from './subscribeAsChild.js';
 
 /**
@@ -9,47 +10,35 @@ import { subscribeAsChild } from './subscribeAsChild.js';
 export function awaitEach<T>(gate: (value: T) => PromiseLike<void> | void): MonoTypeOperatorFunction<T> {
   return (source) =>
     new Observable<T>((subscriber) => {
-      let pending = 0;
-      let ended: { readonly error?: unknown; readonly failed: boolean } | undefined;
-      let gateError: { readonly error: unknown } | undefined;
-      const closeIfDone = () => {
-        if (pending > 0 || ended === undefined || subscriber.closed) return;
-        if (gateError !== undefined) subscriber.error(gateError.error);
-        else if (ended.failed) subscriber.error(ended.error);
-        else subscriber.complete();
-      };
+      // A gate's failure is the drain's own failure: it wins over the source's end but, like it,
+      // waits for the source to end and the other gates to settle.
+      const drain = new Drain(subscriber);
       subscribeAsChild(subscriber, source, {
         next(value) {
           let waiting: PromiseLike<void> | void;
           try {
             waiting = gate(value);
           } catch (error) {
-            gateError ??= { error };
+            drain.fail(error);
             return;
           }
           if (waiting === undefined) return subscriber.next(value);
-          pending++;
+          drain.add();
           waiting.then(
             () => {
-              pending--;
-              if (gateError === undefined) subscriber.next(value);
-              closeIfDone();
+              drain.settle();
+              if (!drain.failed) subscriber.next(value);
+              drain.closeIfDone();
             },
             (error: unknown) => {
-              pending--;
-              gateError ??= { error };
-              closeIfDone();
+              drain.settle();
+              drain.fail(error);
+              drain.closeIfDone();
             },
           );
         },
-        error(error: unknown) {
-          ended = { error, failed: true };
-          closeIfDone();
-        },
-        complete() {
-          ended = { failed: false };
-          closeIfDone();
-        },
+        error: (error: unknown) => drain.error(error),
+        complete: () => drain.complete(),
       });
     });
 }

@@ -21,6 +21,7 @@ import { runStartChecks, type StartCheckEntry, type StartRefusal } from './start
 import { refuseStart } from './refuseStart.js';
 import { ResultOrder } from './resultOrder.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
+import { Drain } from '../stream/drain.js';
 import { emitRetry } from './recordEvents.js';
 import { mayRetry, retryDelay } from '../schedule/retry.js';
 
@@ -90,12 +91,10 @@ export class CallPool implements BodySink {
   private readonly running = new Set<CallRecord>();
   /** An exclusive body holds the pool. */
   private exclusiveRunning = false;
-  /** Received records whose result is not yet emitted. */
-  private outstanding = 0;
+  /** Received records whose result is not yet emitted (in flight), and how the source ended. */
+  private readonly drain: Drain;
   /** The results against model order: who may start while `maxPending` results wait (rule 5). */
   private readonly order: ResultOrder;
-  private sourceDone = false;
-  private sourceError: { readonly error: unknown } | undefined = undefined;
   /** Set once everything is cancelled (the run's signal). */
   private cancellation: Cancellation | undefined = undefined;
   /** Suspended calls (durable turns) hold their place: the calls that may not overtake them are suspended too. */
@@ -130,13 +129,14 @@ export class CallPool implements BodySink {
     this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
     this.deadlines = new Deadlines(settings.scheduler, (record) => this.timeout(record));
     this.order = new ResultOrder(settings.maxPending);
+    this.drain = new Drain(destination);
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
   next(record: CallRecord): void {
     if (this.closed) return;
-    this.outstanding++;
+    this.drain.add();
     // Cancelled on arrival: everything (the run's signal), or its turn while the batch remembers it.
     const cancellation = record.status === undefined ? (this.batch.cancellationOf(record) ?? this.responseFailed(record)) : undefined;
     if (record.status === 'suspended') {
@@ -164,21 +164,20 @@ export class CallPool implements BodySink {
   }
 
   error(error: unknown): void {
-    this.sourceError = { error };
-    this.sourceDone = true;
+    this.drain.end({ error });
     if (!this.closed) this.cancelAfterResponse();
     this.complete();
   }
 
   complete(): void {
-    this.sourceDone = true;
+    if (!this.drain.ended) this.drain.end('complete'); // error() ends here too, its error recorded
     if (this.responseWaits.length > 0 || this.queue.length > 0) this.pump(); // after-response calls may start now
     this.closeIfDone();
   }
 
   /** An `after-response` call arriving after the source errored (from a stage still working): it never runs. */
   private responseFailed(record: CallRecord): Cancellation | undefined {
-    return this.sourceError !== undefined && record.tool!.start === 'after-response' ? RESPONSE_FAILED : undefined;
+    return this.drain.sourceFailed && record.tool!.start === 'after-response' ? RESPONSE_FAILED : undefined;
   }
 
   /** The source errored: the `after-response` calls that have not started never will. */
@@ -410,7 +409,7 @@ export class CallPool implements BodySink {
       const { queue, running, settings, limits, rates, responseWaits } = this;
       while (!this.closed && this.cancellation === undefined) {
         // Parked calls granted their permit or token, or whose response ended, came before the queue: they go first.
-        if (rates.granted.length > 0 || limits.granted.length > 0 || (this.sourceDone && responseWaits.length > 0)) {
+        if (rates.granted.length > 0 || limits.granted.length > 0 || (this.drain.ended && responseWaits.length > 0)) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
           const record = rates.takeGranted(this.startable) ?? limits.takeGranted(this.startable) ?? this.responded();
           if (record !== undefined) {
@@ -428,7 +427,7 @@ export class CallPool implements BodySink {
           ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive || responseWaits.length > 0
           : this.exclusiveRunning || running.size >= settings.concurrency;
         if (blocked || !this.startable(head)) break;
-        if (head.status === undefined && head.tool!.start === 'after-response' && !this.sourceDone) {
+        if (head.status === undefined && head.tool!.start === 'after-response' && !this.drain.ended) {
           if (exclusive) break; // it waits at the head: nothing passes it
           responseWaits.push(queue.shift()!);
           continue;
@@ -456,7 +455,7 @@ export class CallPool implements BodySink {
 
   /** The oldest parallel `after-response` call, once the response ended, if it may start now. */
   private responded(): CallRecord | undefined {
-    const next = this.sourceDone ? this.responseWaits.peek() : undefined;
+    const next = this.drain.ended ? this.responseWaits.peek() : undefined;
     return next !== undefined && this.startable(next) ? this.responseWaits.shift() : undefined;
   }
 
@@ -638,7 +637,7 @@ export class CallPool implements BodySink {
 
   private emit(record: CallRecord): void {
     if (this.closed) return;
-    this.outstanding--;
+    this.drain.settle();
     this.batch.answered(record);
     this.destination.next(record);
     // After delivering: resuming may start and finish other calls, and even complete the output.
@@ -647,11 +646,10 @@ export class CallPool implements BodySink {
   }
 
   private closeIfDone(): void {
-    if (this.closed || !this.sourceDone || this.outstanding > 0) return;
+    if (this.closed || !this.drain.idle) return;
     if (this.settings.programBatch === true && this.running.size > 0) return; // bodies still winding down
-    this.closed = true;
-    if (this.sourceError) this.destination.error(this.sourceError.error);
-    else this.destination.complete();
+    this.closed = true; // before the output ends: the pool's own flag (teardown sets it too), not the drain's
+    this.drain.close();
   }
 }
 

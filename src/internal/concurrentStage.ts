@@ -1,4 +1,5 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { Drain } from '../stream/drain.js';
 import type { AbortScope } from '../types/abortScope.js';
 import type { CallRecord } from './callRecord.js';
 import { Fifo } from './fifo.js';
@@ -100,18 +101,10 @@ export function concurrentStage(
 
       const segments = new Fifo<Segment>();
       let tail: Segment | undefined;
-      let inFlight = 0;
-      let sourceDone = false;
-      let sourceError: { error: unknown } | undefined;
-
-      const closeIfDone = () => {
-        if (!sourceDone || inFlight > 0 || subscriber.closed) return;
-        if (sourceError) subscriber.error(sourceError.error);
-        else subscriber.complete();
-      };
+      const drain = new Drain(subscriber);
       const emit = (entry: Entry) => {
         entry.segment.unemitted--;
-        inFlight--;
+        drain.settle();
         subscriber.next(entry.record);
       };
       let advancing = false;
@@ -139,7 +132,7 @@ export function concurrentStage(
         } finally {
           advancing = false;
         }
-        closeIfDone();
+        drain.closeIfDone();
       };
       const finish = (entry: Entry) => {
         if (subscriber.closed) return;
@@ -151,7 +144,7 @@ export function concurrentStage(
 
       subscribeAsChild(subscriber, source, {
         next(record) {
-          inFlight++;
+          drain.add();
           let segment = tail;
           let entry: Entry;
           if (isBarrier(record)) {
@@ -173,15 +166,8 @@ export function concurrentStage(
           if (pending === undefined) finish(entry);
           else pending.then(() => finish(entry), () => finish(entry));
         },
-        error(error: unknown) {
-          sourceError = { error };
-          sourceDone = true;
-          closeIfDone();
-        },
-        complete() {
-          sourceDone = true;
-          closeIfDone();
-        },
+        error: (error: unknown) => drain.error(error),
+        complete: () => drain.complete(),
       });
     });
 }

@@ -1,4 +1,5 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { Drain } from '../stream/drain.js';
 import { subscribeAsChild } from './subscribeAsChild.js';
 
 /**
@@ -10,12 +11,9 @@ export function holdUntil<T>(ready: Promise<unknown>): MonoTypeOperatorFunction<
   return (source) =>
     new Observable<T>((subscriber) => {
       let held: T[] | undefined = [];
-      let end: { readonly failed: boolean; readonly error?: unknown } | undefined;
-      const finish = () => {
-        if (end === undefined) return;
-        if (end.failed) subscriber.error(end.error);
-        else subscriber.complete();
-      };
+      // The hold is the one piece of work in flight: the source's end waits until it is released.
+      const drain = new Drain(subscriber);
+      drain.add();
       ready.then(
         () => {
           const values = held ?? [];
@@ -24,23 +22,19 @@ export function holdUntil<T>(ready: Promise<unknown>): MonoTypeOperatorFunction<
             if (subscriber.closed) return;
             subscriber.next(value);
           }
-          finish();
+          drain.settle();
+          drain.closeIfDone();
         },
         (error: unknown) => {
+          // Not through the drain: a failed `ready` ends the output at once, without waiting for the source.
           held = undefined;
           subscriber.error(error);
         },
       );
       subscribeAsChild(subscriber, source, {
         next: (value) => (held === undefined ? subscriber.next(value) : void held.push(value)),
-        error: (error: unknown) => {
-          end = { failed: true, error };
-          if (held === undefined) finish();
-        },
-        complete: () => {
-          end = { failed: false };
-          if (held === undefined) finish();
-        },
+        error: (error: unknown) => drain.error(error),
+        complete: () => drain.complete(),
       });
     });
 }

@@ -1,5 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { subscribeAsChild } from '../internal/subscribeAsChild.js';
+import { Drain } from '../stream/drain.js';
 
 /**
  * Emits items in `index` order (0, 1, 2, …), each as soon as every earlier one is out.
@@ -28,25 +29,18 @@ export function reorderByIndex<T extends { readonly index: number }>(): MonoType
       let nextIndex = 0;
       /** Items that arrived before their turn. */
       const early = new Map<number, T>();
-      /** Releasing items: a consumer may make the source complete (or error) from inside `next`. */
-      let releasing = false;
-      /** What the source ended with while items were being released; acted on once they are out. */
-      let ended: { readonly error: unknown } | 'complete' | undefined;
-      const end = () => {
-        if (ended === undefined || releasing) return;
-        if (ended !== 'complete') subscriber.error(ended.error);
-        else if (early.size > 0) {
-          const missing = nextIndex;
-          subscriber.error(new Error(`reorderByIndex: index ${missing} never arrived; ${early.size} item(s) held back`));
-        } else subscriber.complete();
-      };
+      // In flight: a release loop, since a consumer may make the source end from inside `next`. At a
+      // clean end nothing may still wait: a gap is an index that never arrived.
+      const drain = new Drain(subscriber, () =>
+        early.size > 0 ? new Error(`reorderByIndex: index ${nextIndex} never arrived; ${early.size} item(s) held back`) : undefined,
+      );
       subscribeAsChild(subscriber, source, {
         next(item) {
           if (item.index !== nextIndex) {
             early.set(item.index, item);
             return;
           }
-          releasing = true;
+          drain.add();
           try {
             nextIndex++;
             subscriber.next(item);
@@ -56,18 +50,12 @@ export function reorderByIndex<T extends { readonly index: number }>(): MonoType
               subscriber.next(waiting);
             }
           } finally {
-            releasing = false;
+            drain.settle();
           }
-          end();
+          drain.closeIfDone();
         },
-        error(error: unknown) {
-          ended = { error };
-          end();
-        },
-        complete() {
-          ended = 'complete';
-          end();
-        },
+        error: (error: unknown) => drain.error(error),
+        complete: () => drain.complete(),
       });
     });
 }
