@@ -1,3 +1,4 @@
+import { Abort } from '../stream/abortScope.js';
 import type { AbortScope } from '../types/abortScope.js';
 import type { Cancellation, CallRecord } from './callRecord.js';
 import { CancelledTurns, type TurnKey } from './cancelledTurns.js';
@@ -14,7 +15,8 @@ import { CancelledTurns, type TurnKey } from './cancelledTurns.js';
  *   the pool answers it (`answered`).
  */
 export class BatchCancel {
-  readonly #controller = new AbortController();
+  /** Everything cancelled; its signal is made when a policy stage is set up (never without policies). */
+  readonly #everything = new Abort();
   /** Why everything was cancelled; set once. */
   #all: Cancellation | undefined = undefined;
   /** The cancelled turns, while they matter. */
@@ -24,7 +26,7 @@ export class BatchCancel {
 
   /** Aborts when everything is cancelled (not when one turn is). */
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    return this.#everything.signal;
   }
 
   /** Why `record` was cancelled, if its turn (or everything) was. */
@@ -37,7 +39,8 @@ export class BatchCancel {
     this.#all = cancellation;
     const listeners = [...this.#listeners.values()].flatMap((set) => [...set]);
     this.#listeners.clear();
-    this.#controller.abort(new DOMException(`cancelled (${cancellation.reason})`, 'AbortError'));
+    // The stages' scopes hear it first (through the signal), then the calls waiting on their turn.
+    this.#everything.abort(new DOMException(`cancelled (${cancellation.reason})`, 'AbortError'));
     for (const listener of listeners) listener();
   }
 
@@ -61,6 +64,10 @@ export class BatchCancel {
   /**
    * The scope of one call's work in a policy stage: it aborts when the stage does (run aborted,
    * unsubscribed) or when the call's turn is cancelled.
+   *
+   * Unlike an `Abort`, it is a view, not a scope of its own: it owns no state, and its `reason` is read
+   * when asked — the stage's once the stage aborted, even if the turn was cancelled first. Its listeners
+   * may be called twice (once by each side); the policy chains and approvals settle once regardless.
    */
   scopeFor(stage: AbortScope, record: CallRecord): AbortScope {
     const cancellation = () => this.cancellationOf(record);

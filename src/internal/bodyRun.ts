@@ -1,4 +1,5 @@
 import type { Unsubscribable } from 'rxjs';
+import { Abort } from '../stream/abortScope.js';
 
 /**
  * The state of one running body, from its start until it settles: short-lived, so the long-lived
@@ -17,11 +18,8 @@ export class BodyRun {
   retryAfterMs: number | undefined = undefined;
   /** Stops a streamed body; returns true when the body is thereby finished (an unsubscribed Observable). */
   stopBody: (() => boolean) | undefined = undefined;
-  /** Created on first read of `ctx.signal`: most bodies never look. */
-  private controller: AbortController | undefined = undefined;
-  /** The abort reason, once aborted. */
-  private abortReason: unknown = undefined;
-  #aborted = false;
+  /** Its signal is created on first read of `ctx.signal`: most bodies never look. */
+  readonly #scope = new Abort();
 
   constructor(
     /** The body runs alone. */
@@ -29,24 +27,17 @@ export class BodyRun {
   ) {}
 
   get aborted(): boolean {
-    return this.#aborted;
+    return this.#scope.aborted;
   }
 
   /** The body's signal, created lazily; already aborted if the run was aborted before the first read. */
   signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.#aborted) this.controller.abort(this.abortReason);
-    }
-    return this.controller.signal;
+    return this.#scope.signal;
   }
 
   /** Aborts the body's signal (once) and stops a streamed body. Returns true when the body is finished. */
   abort(reason: unknown): boolean {
-    if (this.#aborted) return false;
-    this.#aborted = true;
-    this.abortReason = reason;
-    this.controller?.abort(reason);
+    if (!this.#scope.abort(reason)) return false;
     return this.stopBody?.() ?? false;
   }
 

@@ -1,4 +1,5 @@
 import type { SchedulerLike, Unsubscribable } from 'rxjs';
+import { Abort } from '../stream/abortScope.js';
 import type { AbortScope } from '../types/abortScope.js';
 import { Deadlines } from './deadlines.js';
 import type { MaybePromise, WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
@@ -13,9 +14,8 @@ const STOPPED = 'was stopped: the run ended';
  * behind it) forever. Once `race` settled, no timer or listener is left.
  */
 export class ChainDeadline {
-  /** Created when a policy first reads `ctx.signal` (AbortController is costly; most never look). */
-  private controller: AbortController | undefined = undefined;
-  private stopped: { readonly reason: unknown } | undefined = undefined;
+  /** Its signal is created when a policy first reads `ctx.signal` (most never look); the first stop's reason wins. */
+  private readonly stopped = new Abort();
   private timer: Unsubscribable | undefined = undefined;
   private readonly unlisten: () => void;
   /** Settles the race early; set while it runs. */
@@ -35,11 +35,7 @@ export class ChainDeadline {
   }
 
   get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.stopped !== undefined) this.controller.abort(this.stopped.reason);
-    }
-    return this.controller.signal;
+    return this.stopped.signal;
   }
 
   /**
@@ -51,13 +47,13 @@ export class ChainDeadline {
     const failed = (failure: WaterfallFailure): WaterfallOutcome<D> => ({ decision: folder.current(), failure });
     if (!(chain instanceof Promise)) {
       // The chain decided at once: nothing to race, no timer armed — unless the stage had already stopped.
-      const outcome = this.stopped === undefined ? chain : failed({ policy: this.blame(), message: STOPPED, cause: undefined });
+      const outcome = !this.stopped.aborted ? chain : failed({ policy: this.blame(), message: STOPPED, cause: undefined });
       this.dispose();
       return outcome;
     }
     return new Promise<WaterfallOutcome<D>>((resolve) => {
       this.settleEarly = (failure) => resolve(failed(failure));
-      if (this.stopped !== undefined) this.stop(STOPPED, this.stopped.reason);
+      if (this.stopped.aborted) this.stop(STOPPED, this.stopped.reason);
       else if (this.ms !== undefined) this.timer = this.timers.add(this, this.ms);
       chain.then(resolve, (error: unknown) => resolve(failed({ policy: this.blame(), message: 'failed', cause: error })));
     }).finally(() => this.dispose());
@@ -71,8 +67,7 @@ export class ChainDeadline {
   }
 
   private stop(message: string, reason: unknown): void {
-    this.stopped ??= { reason };
-    this.controller?.abort(reason);
+    this.stopped.abort(reason); // a later stop (a timeout after the stage stopped) keeps the first reason
     this.settleEarly?.({ policy: this.blame(), message, cause: undefined });
   }
 

@@ -1,12 +1,9 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { Abort } from '../stream/abortScope.js';
 import { Drain } from '../stream/drain.js';
-import type { AbortScope } from '../types/abortScope.js';
 import type { CallRecord } from './callRecord.js';
 import { Fifo } from './fifo.js';
 import { subscribeAsChild } from './subscribeAsChild.js';
-
-// The type moved to types/ (the leaf room); this path re-exports it for its importers.
-export type { AbortScope } from '../types/abortScope.js';
 
 /** An admitted exclusive call: a barrier the stages before execute keep in place. */
 export function isExclusiveCall(record: CallRecord): boolean {
@@ -14,38 +11,11 @@ export function isExclusiveCall(record: CallRecord): boolean {
 }
 
 /**
- * What the work of one stage subscription shares: its signal (aborted when the run's signal aborts or
- * on unsubscribe), and one listener list, so a burst of pending records does not each add an abort
- * listener to the same signal.
+ * What the work of one stage subscription shares: one scope, aborted when the run's signal aborts or on
+ * unsubscribe, with one listener list, so a burst of pending records does not each add an abort listener
+ * to the same signal. Its `signal` is made only if some work reads it.
  */
-export class StageScope implements AbortScope {
-  readonly #listeners = new Set<() => void>();
-
-  get aborted(): boolean {
-    return this.signal.aborted;
-  }
-
-  get reason(): unknown {
-    return this.signal.reason;
-  }
-
-  constructor(readonly signal: AbortSignal) {
-    signal.addEventListener('abort', () => {
-      for (const listener of [...this.#listeners]) listener();
-      this.#listeners.clear();
-    }, { once: true });
-  }
-
-  /** Calls `listener` when the stage aborts (now, if it has); returns the function that unregisters it. */
-  onAbort(listener: () => void): () => void {
-    if (this.signal.aborted) {
-      listener();
-      return () => undefined;
-    }
-    this.#listeners.add(listener);
-    return () => void this.#listeners.delete(listener);
-  }
-}
+export type StageScope = Abort;
 
 /** Work on one record; a promise when it is asynchronous. Must not throw or reject. */
 export type RecordWork = (record: CallRecord, scope: StageScope) => void | PromiseLike<void>;
@@ -89,14 +59,13 @@ export function concurrentStage(
 ): MonoTypeOperatorFunction<CallRecord> {
   return (source) =>
     new Observable<CallRecord>((subscriber) => {
-      const controller = new AbortController();
-      const scope = new StageScope(controller.signal);
-      const onRunAbort = () => controller.abort(runSignal!.reason);
+      const scope = new Abort();
+      const onRunAbort = () => scope.abort(runSignal!.reason);
       if (runSignal?.aborted) onRunAbort();
       else runSignal?.addEventListener('abort', onRunAbort, { once: true });
       subscriber.add(() => {
         runSignal?.removeEventListener('abort', onRunAbort);
-        controller.abort(new DOMException('the subscription ended', 'AbortError'));
+        scope.abort(new DOMException('the subscription ended', 'AbortError'));
       });
 
       const segments = new Fifo<Segment>();
