@@ -40,9 +40,6 @@ const ROOMS = [
   ['types/', 'types'], ['util/', 'util'], ['stream/', 'stream'], ['tool/', 'tool'], ['engine/', 'engine'],
   ['durable/', 'durable'], ['bullmq/', 'bullmq'], ['observe/', 'observe'], ['adapters/', 'adapters'],
   ['mcp/', 'mcp'], ['ptc/', 'ptc'], ['pipeline/', 'pipeline'], ['index.ts', 'pipeline'],
-  // ── today's layout: shape files ──
-  ['toolCall.ts', 'types'], ['toolResult.ts', 'types'], ['toolError.ts', 'types'],
-  ['policy/types.ts', 'types'], ['schedule/types.ts', 'types'],
   // leaf helpers
   ['errors.ts', 'util'], ['incompleteArguments.ts', 'util'], ['restrict/', 'util'], ['retain/', 'util'],
   ...room('util', 'internal/', ['brand', 'describe', 'fifo', 'glob', 'formatIssues', 'validate', 'snapshot',

@@ -14,14 +14,10 @@ import { stopWhenAborted } from './internal/stopWhenAborted.js';
 import { reorderByIndex } from './stages/reorder.js';
 import { runWithEvents, type TappedStages } from './observe/eventLayer.js';
 import type { PipelineEvent, PipelineResultEvent } from './types/events.js';
-import type { ApprovalResponse, PendingApproval } from './types/pendingApproval.js';
-import type { AnyTool } from './types/tool.js';
+import type { PendingApproval } from './types/pendingApproval.js';
 import type { ToolCall } from './types/toolCall.js';
-import type { ToolResult } from './types/toolResult.js';
-
 import type { CallSource, Pipeline, ResumeOptions, RunOptions } from './types/pipeline.js';
-
-export type { CallSource, Pipeline, ResumeOptions, RunOptions };
+import type { ToolResult } from './types/toolResult.js';
 
 /**
  * Build a pipeline: intake → pre-execute → guard → execute → post-execute → result → reorder.

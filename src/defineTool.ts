@@ -6,9 +6,6 @@ import { scheduleFacts } from './schedule/scheduleFacts.js';
 import type { ScheduleFacts } from './types/schedule.js';
 import type { Tool, ToolDefinition, ToolFacts } from './types/tool.js';
 
-// The types moved to types/ (the leaf room); this path re-exports them for its importers.
-export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './types/tool.js';
-
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /**

@@ -1,7 +1,8 @@
 // Building a pipeline
 export { createPipeline, executeTools } from './createPipeline.js';
-export type { CallSource, Pipeline, ResumeOptions, RunOptions } from './createPipeline.js';
-export type { PipelineOptions, RetentionBudget } from './options.js';
+export type { CallSource, Pipeline, ResumeOptions, RunOptions } from './types/pipeline.js';
+export type { PipelineOptions } from './options.js';
+export type { RetentionBudget } from './types/retention.js';
 
 // Defining tools
 export { defineTool } from './defineTool.js';

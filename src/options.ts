@@ -12,8 +12,6 @@ import type { AnyTool, OnError } from './types/tool.js';
 import type { ToolResult } from './types/toolResult.js';
 import { warnObserverError } from './util/observerWarning.js';
 
-export type { RetentionBudget } from './types/retention.js';
-
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.
  *

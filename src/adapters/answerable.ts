@@ -1,5 +1,5 @@
 import { DurableTurnError } from '../durable/errors.js';
-import type { ToolResult } from '../toolResult.js';
+import type { ToolResult } from '../types/toolResult.js';
 
 /**
  * The results, when every one answers its call: a provider must get one answer per call, and a

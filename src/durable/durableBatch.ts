@@ -11,7 +11,7 @@ import { attachDurableCall } from '../internal/reattach.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import { approvalPending } from '../stages/guard.js';
 import { reorderByIndex } from '../stages/reorder.js';
-import type { JournalEntry, JournalStore } from '../types/journal.js';
+import type { JournalEntry } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { ToolResult } from '../types/toolResult.js';

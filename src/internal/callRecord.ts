@@ -1,11 +1,11 @@
-import type { AnyTool } from '../defineTool.js';
+import type { AnyTool } from '../types/tool.js';
 import { quote } from './describe.js';
 import type { BodyRun } from './bodyRun.js';
 import type { RecordEvents } from './recordEvents.js';
 import type { StartCheckEntry } from './startChecks.js';
-import type { Decision, TraceEntry } from '../policy/types.js';
-import type { CancelReason, ToolError } from '../toolError.js';
-import type { ResultStatus } from '../toolResult.js';
+import type { Decision, TraceEntry } from '../types/decision.js';
+import type { CancelReason, ToolError } from '../types/toolError.js';
+import type { ResultStatus } from '../types/toolResult.js';
 import type { CallView } from '../types/callView.js';
 
 /** Why and by whom the rest of a subscription was cancelled. */

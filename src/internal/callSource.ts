@@ -5,7 +5,6 @@ import { isCollection, pullCalls, pullIterableCalls } from './pullCalls.js';
 import { stopWhenAborted } from './stopWhenAborted.js';
 import type { CallSource } from '../types/pipeline.js';
 
-export type { CallSource };
 
 /** An async iterable that is not an Observable (those are pushed, not pulled). */
 export function isPullable(calls: CallSource): calls is AsyncIterable<ToolCall> {

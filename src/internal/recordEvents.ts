@@ -1,4 +1,4 @@
-import type { ToolError } from '../toolError.js';
+import type { ToolError } from '../types/toolError.js';
 import type { CallView } from '../types/callView.js';
 
 /**

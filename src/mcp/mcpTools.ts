@@ -7,7 +7,7 @@ import { callTool, renderForModel } from './callTool.js';
 import { compileInputSchema, DEFAULT_ARGS_LIMITS, type ArgsLimits } from './inputSchema.js';
 import { listAllTools } from './listing.js';
 import { compileOutputSchema, DEFAULT_OUTPUT_LIMITS, type CompiledOutput } from './outputSchema.js';
-import type { McpClient, McpSkipReason, McpTool, McpToolNotice, McpToolsOptions } from './types.js';
+import type { McpClient, McpSkipReason, McpTool, McpToolsOptions } from './types.js';
 
 const NAME_PATTERN = /^[A-Za-z0-9_.:-]*$/;
 const UNSAFE_NAME_CHARS = /[^A-Za-z0-9_.:-]/gu;

@@ -3,9 +3,6 @@ import { Permits } from '../internal/permits.js';
 import { isCount } from '../internal/validate.js';
 import type { Limiter, LimiterOptions } from '../types/schedule.js';
 
-// The types moved to types/ (the leaf room); this path re-exports them for its importers.
-export type { Limiter, LimiterOptions } from '../types/schedule.js';
-
 /** The permits behind each limiter, out of reach of its users. */
 const permitsOf = new WeakMap<Limiter, Permits>();
 

@@ -3,9 +3,6 @@ import { Tokens } from '../internal/tokens.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../internal/validate.js';
 import type { RateLimiter, RateLimiterOptions } from '../types/schedule.js';
 
-// The types moved to types/ (the leaf room); this path re-exports them for its importers.
-export type { RateLimiter, RateLimiterOptions } from '../types/schedule.js';
-
 /** The tokens behind each rate limiter, out of reach of its users. */
 const tokensOf = new WeakMap<RateLimiter, Tokens>();
 

@@ -2,9 +2,6 @@ import { ConfigError } from '../errors.js';
 import { isRecord, MAX_TIMER_MS } from '../internal/validate.js';
 import type { AttemptError, ResolvedRetry } from '../types/retry.js';
 
-// The types moved to types/ (the leaf room); this path re-exports them for its importers.
-export type { AttemptError, ResolvedRetry, RetryBackoff, RetryOptions } from '../types/retry.js';
-
 const MAX_ATTEMPTS = 100;
 
 /**

@@ -4,9 +4,6 @@ import type { ResolvedLimit, ResolvedRateLimit, ScheduleFacts } from '../types/s
 import { createLimiter, isLimiter } from './limiter.js';
 import { checkRate, createRateLimiter, isRateLimiter } from './rateLimiter.js';
 
-// The type moved to types/ (the leaf room); this path re-exports it for its importers.
-export type { ScheduleFacts } from '../types/schedule.js';
-
 /**
  * Checks a tool definition's scheduling options and resolves them (a `{ max, key }` limit gets a
  * limiter of its own, a `{ max, perMs, key }` rate limit a rate limiter of its own).

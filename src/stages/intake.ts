@@ -1,11 +1,11 @@
 import { defer, map, type OperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
-import type { AnyTool } from '../defineTool.js';
+import type { AnyTool } from '../types/tool.js';
 import { availableTools, type PipelineSettings } from '../engine/settings.js';
-import type { Decision } from '../policy/types.js';
+import type { Decision } from '../types/decision.js';
 import type { RestrictionSet } from '../restrict/restrictionSet.js';
 import { IncompleteArguments } from '../incompleteArguments.js';
-import type { ArgsIssue } from '../toolError.js';
+import type { ArgsIssue } from '../types/toolError.js';
 import { CallRecord } from '../internal/callRecord.js';
 import { cut, describeError, describeValue, quote } from '../internal/describe.js';
 import { formatIssues } from '../internal/formatIssues.js';

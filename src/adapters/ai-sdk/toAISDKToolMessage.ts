@@ -1,5 +1,5 @@
 import type { ToolModelMessage, ToolResultPart } from 'ai';
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { answerable } from '../answerable.js';
 
 type ToolResultOutput = ToolResultPart['output'];

@@ -1,7 +1,7 @@
 import type { ChatCompletionFunctionTool, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
 import type { Pipeline } from '../../types/pipeline.js';
-import type { AnyTool } from '../../defineTool.js';
-import type { ToolResult } from '../../toolResult.js';
+import type { AnyTool } from '../../types/tool.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { toolSchemas } from '../../toolSchemas.js';
 import { answerable } from '../answerable.js';
 

@@ -1,8 +1,8 @@
 import type { CustomTool, FunctionTool, ResponseCustomToolCallOutput, ResponseInputItem } from 'openai/resources/responses/responses';
 import type { Pipeline } from '../../types/pipeline.js';
-import type { AnyTool } from '../../defineTool.js';
+import type { AnyTool } from '../../types/tool.js';
 import { ConfigError } from '../../errors.js';
-import type { ToolResult } from '../../toolResult.js';
+import type { ToolResult } from '../../types/toolResult.js';
 import { toolSchemas } from '../../toolSchemas.js';
 import { customOption, type OpenAIResponsesOptions } from './customTools.js';
 import { answerable } from '../answerable.js';

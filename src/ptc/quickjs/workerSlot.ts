@@ -1,5 +1,5 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import type { CodeFailureKind, CodeRunRequest, CodeRunResult } from '../types.js';
+import type { CodeRunRequest, CodeRunResult } from '../types.js';
 import { ABORTED_MESSAGE, StopReason, timeoutMessage, type FromWorker, type HostError, type ToWorker, type WorkerResult, type WorkerSetup } from './protocol.js';
 
 /** How long a run that was told to stop may take to answer before its worker is terminated. */

@@ -1,3 +1,0 @@
-// The types live in types/, the leaf room; this path re-exports them for its importers.
-export type * from '../types/pendingApproval.js';
-export type * from '../types/journal.js';

@@ -1,2 +1,0 @@
-// The types live in types/, the leaf room; this path re-exports them for its importers.
-export type { LimitOptions, RateLimitOptions, ResolvedLimit, ResolvedRateLimit, ToolStart } from '../types/schedule.js';
