@@ -1,5 +1,4 @@
 import type { Cancellation } from './callRecord.js';
-import { Fifo } from './fifo.js';
 
 /** A turn as a batch keys it: the call's `turn`, or `undefined` for the subscription's anonymous turn. */
 export type TurnKey = string | undefined;
@@ -35,13 +34,8 @@ export class CancelledTurns {
   readonly #cancelled = new Map<TurnKey, Cancellation>();
   /** Unfinished calls of each named turn that has any. */
   readonly #open = new Map<string, number>();
-  /** For each cancelled turn that is over, the number its ending drew from `#endings`. */
-  readonly #overSince = new Map<string, number>();
-  /** The endings, oldest first; a turn's ending is stale once the turn is unfinished again. */
-  readonly #overOrder = new Fifo<{ readonly turn: string; readonly since: number }>();
-  #endings = 0;
-  /** Stale endings still in `#overOrder`: compacted once they are the majority, so it stays bounded. */
-  #stale = 0;
+  /** The cancelled turns that are over, in the order they ended (a Set keeps insertion order). */
+  readonly #over = new Set<string>();
 
   /** Why `turn` was cancelled, if it was and is remembered. */
   get(turn: TurnKey): Cancellation | undefined {
@@ -61,7 +55,7 @@ export class CancelledTurns {
   received(turn: TurnKey): void {
     if (turn === undefined) return;
     this.#open.set(turn, (this.#open.get(turn) ?? 0) + 1);
-    if (this.#overSince.delete(turn)) this.#staled(); // a straggler: unfinished again
+    this.#over.delete(turn); // a straggler: unfinished again
   }
 
   /** A call of `turn` was answered. */
@@ -71,29 +65,15 @@ export class CancelledTurns {
     if (open > 1) return void this.#open.set(turn, open - 1);
     this.#open.delete(turn);
     // Not counted in (a pool used without the stages): over as soon as it is cancelled, once.
-    if (this.#cancelled.has(turn) && !this.#overSince.has(turn)) this.#ended(turn);
+    if (this.#cancelled.has(turn) && !this.#over.has(turn)) this.#ended(turn);
   }
 
   /** A cancelled turn is over: remembered among the recent ones, and the oldest beyond them forgotten. */
   #ended(turn: string): void {
-    const since = ++this.#endings;
-    this.#overSince.set(turn, since);
-    this.#overOrder.push({ turn, since });
-    while (this.#overSince.size > RECENT_CANCELLED_TURNS) {
-      const oldest = this.#overOrder.shift()!;
-      if (this.#overSince.get(oldest.turn) !== oldest.since) {
-        this.#stale--;
-        continue;
-      }
-      this.#overSince.delete(oldest.turn);
-      this.#cancelled.delete(oldest.turn);
-    }
-  }
-
-  #staled(): void {
-    if (++this.#stale < 1024 || this.#stale * 2 <= this.#overOrder.length) return;
-    const overSince = this.#overSince;
-    this.#overOrder.removeWhere(({ turn, since }) => overSince.get(turn) !== since);
-    this.#stale = 0;
+    this.#over.add(turn); // never in it here: it left when it was received again
+    if (this.#over.size <= RECENT_CANCELLED_TURNS) return;
+    const oldest = this.#over.values().next().value!;
+    this.#over.delete(oldest);
+    this.#cancelled.delete(oldest);
   }
 }
