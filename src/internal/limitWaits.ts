@@ -178,8 +178,13 @@ export class LimitWaits {
   release(record: CallRecord): void {
     const hold = this.holds.get(record);
     if (hold === undefined) return;
+    if (hold.standing === 'granted') this.granted.takeFirst((granted) => granted === record);
+    this.forget(record, hold);
+  }
+
+  /** The call no longer waits or holds: withdraw its wait, or return its permit or token. */
+  private forget(record: CallRecord, hold: Hold): void {
     this.holds.delete(record);
-    if (hold.standing === 'granted') this.granted.removeWhere((granted) => granted === record);
     this.drop(hold);
   }
 
@@ -200,14 +205,11 @@ export class LimitWaits {
     const removed: CallRecord[] = [];
     for (const [record, hold] of this.holds) {
       if (hold.standing !== 'parked' || !picked(record)) continue;
-      this.holds.delete(record);
-      this.drop(hold);
+      this.forget(record, hold);
       removed.push(record);
     }
     for (const record of this.granted.removeWhere(picked)) {
-      const hold = this.holds.get(record)!;
-      this.holds.delete(record);
-      this.drop(hold);
+      this.forget(record, this.holds.get(record)!);
       removed.push(record);
     }
     return removed.sort((a, b) => a.index - b.index);
@@ -219,19 +221,11 @@ export class LimitWaits {
    * shared limiter never overlaps a body started in another pipeline beyond `max`.
    */
   clear(lingering: ReadonlySet<CallRecord>): void {
-    // Waits first: a permit returned below must not be granted to a wait of this pool.
-    const holds = [...this.holds];
-    const waits = holds.filter(([, hold]) => hold.standing !== 'held' && hold.standing !== 'granted');
-    for (const [record, hold] of waits) {
-      this.holds.delete(record);
-      this.drop(hold);
-    }
+    // Waits first: a permit returned below must not be granted to a wait of this pool (none is left to
+    // be granted, so nothing joins `holds` while it is walked).
+    for (const [record, hold] of this.holds) if (hold.standing !== 'held' && hold.standing !== 'granted') this.forget(record, hold);
     this.granted.clear();
-    for (const [record, hold] of holds) {
-      if (!this.holds.has(record) || lingering.has(record)) continue;
-      this.holds.delete(record);
-      this.drop(hold);
-    }
+    for (const [record, hold] of this.holds) if (!lingering.has(record)) this.forget(record, hold);
   }
 }
 
