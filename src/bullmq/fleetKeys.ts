@@ -43,7 +43,7 @@ export class FleetKeys {
    * it first. Kept as long as the job.
    */
   outcome(jobId: string): string {
-    return `${this.base}:outcome:${jobId}`;
+    return this.outcomePrefix + jobId;
   }
 
   /** What every outcome record's key starts with (the job id follows): for the agent's lookup script. */

@@ -82,14 +82,10 @@ export class FleetConnections {
 export async function closeRedis(redis: Redis): Promise<void> {
   if (redis.status === 'end') return;
   if (redis.status !== 'ready') return redis.disconnect();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), QUIT_MS)));
   try {
-    if ((await Promise.race([redis.quit(), late])) === 'late') redis.disconnect();
+    if (!(await settlesWithin(redis.quit(), QUIT_MS))) redis.disconnect();
   } catch {
     redis.disconnect();
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -98,12 +94,20 @@ export async function closeRedis(redis: Redis): Promise<void> {
  * disconnected (which fails what `closing` waits for, so it ends too, but it is not waited for).
  */
 export async function boundedClose(closing: Promise<unknown>, ms: number, connections: FleetConnections): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
   try {
-    if ((await Promise.race([closing.then(() => 'closed' as const, () => 'closed' as const), late])) === 'late') connections.disconnectAll();
+    if (!(await settlesWithin(closing.catch(() => undefined), ms))) connections.disconnectAll();
+  } finally {
+    connections.disconnectAll(); // nothing left open behind a close that returned (BullMQ leaves shared ones to us)
+  }
+}
+
+/** Whether `promise` settled within `ms` (its rejection, if it came first, rejects this); no timer is left. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), late]);
   } finally {
     clearTimeout(timer);
-    connections.disconnectAll(); // nothing left open behind a close that returned (BullMQ leaves shared ones to us)
   }
 }

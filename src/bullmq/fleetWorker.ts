@@ -19,8 +19,9 @@ export class FleetWorker extends Worker {
   override async extendJobLocks(jobIds: string[], tokens: string[], duration: number): Promise<string[]> {
     const sentAt = performance.now();
     const failed = await super.extendJobLocks(jobIds, tokens, duration);
+    const lost = new Set(failed);
     this.#locks.renewed(
-      jobIds.filter((id) => !failed.includes(id)),
+      jobIds.filter((id) => !lost.has(id)),
       sentAt,
     );
     this.#locks.lost(failed);

@@ -67,7 +67,7 @@ export class LockWatch {
       this.#forget(jobId);
     }
     const sentAt = performance.now() - Math.max(0, Date.now() - (processedOn ?? Date.now()));
-    const hold: Hold = { lockedUntil: Math.max(sentAt, this.readyAt()) + this.lockMs, timer: undefined, lapsed: new AbortController(), settled: undefined };
+    const hold: Hold = { lockedUntil: this.#lockedUntil(sentAt), timer: undefined, lapsed: new AbortController(), settled: undefined };
     this.#held.set(jobId, hold);
     this.#running++;
     this.#arm(jobId, hold);
@@ -84,7 +84,7 @@ export class LockWatch {
 
   /** Redis answered a set of these jobs' locks, sent at `sentAt` (`performance.now()`). */
   renewed(jobIds: readonly string[], sentAt: number): void {
-    const since = Math.max(sentAt, this.readyAt()) + this.lockMs;
+    const since = this.#lockedUntil(sentAt);
     for (const jobId of jobIds) {
       const hold = this.#held.get(jobId);
       if (hold === undefined || hold.lapsed.signal.aborted || since <= hold.lockedUntil) continue;
@@ -118,6 +118,11 @@ export class LockWatch {
   /** Forgets every job (the worker closed): no timer is left. */
   clear(): void {
     for (const jobId of [...this.#held.keys()]) this.#forget(jobId);
+  }
+
+  /** Until when a lock set by a command sent at `sentAt` holds at least (not before the connection was ready). */
+  #lockedUntil(sentAt: number): number {
+    return Math.max(sentAt, this.readyAt()) + this.lockMs;
   }
 
   #ended(): void {
