@@ -22,8 +22,6 @@ export interface CompiledOutput {
    * Each only widens what is accepted.
    */
   readonly relaxed: readonly string[];
-  /** The limits the structured content is checked against: the caller's, divided by the schema's cost. */
-  readonly limits: ArgsLimits;
   /** What is wrong with a result's structured content (`undefined` when there is none), or `undefined` if nothing. */
   check(structured: unknown): McpOutputProblem | undefined;
 }
@@ -54,7 +52,6 @@ export function compileOutputSchema(outputSchema: unknown, limits: ArgsLimits = 
   const { validator, relaxed, limits: effective } = vetSchema(outputSchema, limits);
   return {
     relaxed,
-    limits: effective,
     check(structured) {
       if (structured === undefined) return { reason: 'missing' };
       const excess = exceedsLimits(structured, effective);
