@@ -63,18 +63,14 @@ export class SubCalls {
   /** Suspended calls, by id: their promises stay pending. */
   private readonly suspended = new Map<string, { readonly position: number; readonly approval: PendingApproval | undefined }>();
   private settleTimer: NodeJS.Timeout | undefined = undefined;
-  /** The tools whose calls start only after the model's response: a program cannot call them. */
-  private readonly afterResponse: ReadonlySet<string>;
-
   constructor(
-    settings: PipelineSettings,
+    private readonly settings: PipelineSettings,
     private readonly parentId: string,
     parentSignal: AbortSignal,
     limits: SubCallLogLimits,
     private readonly durable?: DurableSubCalls,
   ) {
     this.log = new SubCallLog(limits);
-    this.afterResponse = new Set([...settings.tools.values()].filter((tool) => tool.start === 'after-response').map((tool) => tool.name));
     const onAbort = () => this.stop.abort(parentSignal.reason);
     parentSignal.addEventListener('abort', onAbort, { once: true });
     if (parentSignal.aborted) onAbort();
@@ -97,6 +93,8 @@ export class SubCalls {
 
   /** The host function behind `tools.<name>` in the program. */
   functionFor(name: string): HostFunction {
+    // A tool whose calls start only after the model's response: a program cannot call it.
+    const afterResponse = this.settings.tools.get(name)?.start === 'after-response';
     return (args) =>
       new Promise((resolve, reject) => {
         const position = this.count++;
@@ -107,7 +105,7 @@ export class SubCalls {
         };
         // The batch no longer takes calls in (the program ended or was cancelled): answered here.
         if (this.stop.signal.aborted) return answer('cancelled', 'cancelled', 'Not run: the program was cancelled or had ended.');
-        if (this.afterResponse.has(name)) return answer('denied', 'restricted', afterResponseRefusal(name));
+        if (afterResponse) return answer('denied', 'restricted', afterResponseRefusal(name));
         this.waiting.set(id, { position, resolve, reject });
         this.durable?.journal.place(position, name, args);
         this.calls.next({ id, name, args });
