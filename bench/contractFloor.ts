@@ -21,10 +21,10 @@
  */
 import type { z } from 'zod';
 import type { ToolCall } from '../src/index.js';
-import { RecentIds } from '../src/internal/recentIds.js';
+import { RecentIds } from '../src/util/recentIds.js';
 import { argsOf } from './common.js';
-import { renderValue } from '../src/internal/renderContent.js';
-import { deepFreeze, snapshotArgs } from '../src/internal/snapshot.js';
+import { renderValue } from '../src/util/renderContent.js';
+import { deepFreeze, snapshotArgs } from '../src/util/snapshot.js';
 
 export type FloorPart = 'clock' | 'freeze' | 'ids' | 'snapshot';
 export const ALL_PARTS: readonly FloorPart[] = ['clock', 'freeze', 'ids', 'snapshot'];

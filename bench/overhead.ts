@@ -24,7 +24,7 @@
  *   + a reorder back to model order + `toArray`, as a user would write it with RxJS alone. Measured
  *   here it is far slower than the pipeline: `from(array)` pushes all 100k calls at once, mergeMap
  *   buffers them in an array and takes each with `Array.prototype.shift`, which copies the rest of a
- *   large array every time (quadratic); the pipeline's pool queues in `src/internal/fifo.ts` for this.
+ *   large array every time (quadratic); the pipeline's pool queues in `src/util/fifo.ts` for this.
  * What the baselines leave out, and the pipeline pays for: frozen results with per-call timing and the
  * other `ToolResult` fields, duplicate-id detection, policies, timeouts/cancellation plumbing, bounded
  * reorder buffer.

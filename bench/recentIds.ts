@@ -9,8 +9,8 @@
  * Run: `npx tsup --config bench/tsup.config.ts && node --expose-gc .bench/recentIds.js`
  * (`RECENT_IDS_ROUNDS=<n>`, default 21).
  */
-import { Fifo } from '../src/internal/fifo.js';
-import { RecentIds } from '../src/internal/recentIds.js';
+import { Fifo } from '../src/util/fifo.js';
+import { RecentIds } from '../src/util/recentIds.js';
 import { collectGarbage, fmt, median, printHeader } from './common.js';
 
 /** The window before issue 25 (src/internal/recentIds.ts at a7bc167), kept as the baseline. */

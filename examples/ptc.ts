@@ -43,7 +43,7 @@ console.log(pipeline.available.find((tool) => tool.name === 'run_code')!.descrip
 
 // What a model would write: many reads, one small answer.
 const program = `
-const files: string[] = (await tools.list_files({ dir: 'src/stages' })).filter((f: string) => f.endsWith('.ts'));
+const files: string[] = (await tools.list_files({ dir: 'src/engine/stages' })).filter((f: string) => f.endsWith('.ts'));
 const texts: string[] = await Promise.all(files.map((path) => tools.read_file({ path })));
 const stats = files.map((file, i) => ({ file, lines: texts[i].split('\\n').length, exports: (texts[i].match(/^export /gm) ?? []).length }));
 const escape = await tools.read_file({ path: '../../etc/passwd' }).catch((e: ToolCallError) => e.code);

@@ -1,17 +1,17 @@
 // Building a pipeline
-export { createPipeline, executeTools } from './createPipeline.js';
+export { createPipeline, executeTools } from './pipeline/createPipeline.js';
 export type { CallSource, Pipeline, ResumeOptions, RunOptions } from './types/pipeline.js';
-export type { PipelineOptions } from './options.js';
+export type { PipelineOptions } from './pipeline/options.js';
 export type { RetentionBudget } from './types/retention.js';
 
 // Defining tools
-export { defineTool } from './defineTool.js';
+export { defineTool } from './tool/defineTool.js';
 export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './types/tool.js';
-export { implementTool, isToolContract, toolContract } from './toolContract.js';
+export { implementTool, isToolContract, toolContract } from './tool/toolContract.js';
 
 // Scheduling (limits, rate limits)
-export { createLimiter } from './schedule/limiter.js';
-export { createRateLimiter } from './schedule/rateLimiter.js';
+export { createLimiter } from './tool/schedule/limiter.js';
+export { createRateLimiter } from './tool/schedule/rateLimiter.js';
 export type {
   Limiter,
   LimiterOptions,
@@ -25,11 +25,11 @@ export type {
   ToolStart,
 } from './types/schedule.js';
 export type { AttemptError, ResolvedRetry, RetryBackoff, RetryOptions } from './types/retry.js';
-export type { ToolContract, ToolContractDefinition } from './toolContract.js';
+export type { ToolContract, ToolContractDefinition } from './tool/toolContract.js';
 
 // Calls and results
 export type { ToolCall } from './types/toolCall.js';
-export { IncompleteArguments } from './incompleteArguments.js';
+export { IncompleteArguments } from './util/incompleteArguments.js';
 export type { ResultStatus, ToolResult, ToolResultFailed, ToolResultOk, ToolTiming } from './types/toolResult.js';
 export type {
   ApprovalError,
@@ -58,11 +58,11 @@ export type {
 } from './types/toolError.js';
 
 // Policies
-export { MonotonicGuard, GuardRelaxedError, stricter } from './policy/monotonicGuard.js';
-export { allowTools, askTools, denyTools } from './policy/toolPatterns.js';
-export { pathSandbox } from './policy/pathSandbox.js';
-export { DEFAULT_PATH_KEYS } from './policy/pathArguments.js';
-export type { PathSandboxOptions } from './policy/pathSandbox.js';
+export { MonotonicGuard, GuardRelaxedError, stricter } from './tool/policy/monotonicGuard.js';
+export { allowTools, askTools, denyTools } from './tool/policy/toolPatterns.js';
+export { pathSandbox } from './tool/policy/pathSandbox.js';
+export { DEFAULT_PATH_KEYS } from './tool/policy/pathArguments.js';
+export type { PathSandboxOptions } from './tool/policy/pathSandbox.js';
 export type {
   ApprovalAnswer,
   ApprovalRequest,
@@ -81,20 +81,20 @@ export type { Decision, TraceEntry } from './types/decision.js';
 // Durable turns
 export { memoryJournal } from './durable/memoryJournal.js';
 export { DurableTurnError } from './durable/errors.js';
-export { suspendApprovals } from './policy/suspendApprovals.js';
+export { suspendApprovals } from './tool/policy/suspendApprovals.js';
 export type { ApprovalResponse, PendingApproval } from './types/pendingApproval.js';
 export type { CallEntry, JournaledResult, JournalEntry, JournalStore, PruneOptions, TurnEnded, TurnLease } from './types/journal.js';
 
 // Restriction and retention
-export { RestrictionSet } from './restrict/restrictionSet.js';
-export type { RestrictionLayer, RestrictionVerdict } from './restrict/restrictionSet.js';
-export { ItemRetainer } from './retain/itemRetainer.js';
-export { retainText, TextRetainer } from './retain/textRetainer.js';
-export type { RetainedText, TextBudget } from './retain/textRetainer.js';
+export { RestrictionSet } from './util/restrictionSet.js';
+export type { RestrictionLayer, RestrictionVerdict } from './util/restrictionSet.js';
+export { ItemRetainer } from './util/itemRetainer.js';
+export { retainText, TextRetainer } from './util/textRetainer.js';
+export type { RetainedText, TextBudget } from './util/textRetainer.js';
 
 // Offering tools to a model
-export { toolSchemas } from './toolSchemas.js';
-export type { JsonSchema, ToolSchema } from './toolSchemas.js';
+export { toolSchemas } from './tool/toolSchemas.js';
+export type { JsonSchema, ToolSchema } from './tool/toolSchemas.js';
 
 // Programmatic tool calling (the QuickJS runtime is the subpath `toolstream/quickjs`)
 export { runCodeTool, ProgramError } from './ptc/runCodeTool.js';
@@ -135,8 +135,8 @@ export type {
 export type { JsonValue } from './types/json.js';
 
 // Errors thrown by toolstream itself
-export { ConfigError, SourceError } from './errors.js';
-export type { ToolstreamError } from './errors.js';
+export { ConfigError, SourceError } from './util/errors.js';
+export type { ToolstreamError } from './util/errors.js';
 
 // Stream building blocks
-export { reorderByIndex } from './stages/reorder.js';
+export { reorderByIndex } from './engine/stages/reorder.js';

@@ -1,5 +1,5 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { isCount, isObject, isPositiveDuration } from '../internal/validate.js';
+import { isCount, isObject, isPositiveDuration } from '../util/validate.js';
 import { checkConnection, checkName, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 
 /** Options of {@link setFleetLimits}. */

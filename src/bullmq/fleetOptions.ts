@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
-import { ConfigError } from '../errors.js';
-import { isObject } from '../internal/validate.js';
+import { ConfigError } from '../util/errors.js';
+import { isObject } from '../util/validate.js';
 
 /** BullMQ's key prefix when none is given: every key and channel of a fleet starts with it. */
 export const DEFAULT_PREFIX = 'toolstream';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { checkKeyOfTurn, checkPruneOptions } from '../durable/pruning.js';
-import { ConfigError } from '../errors.js';
-import { isRecord } from '../internal/validate.js';
+import { ConfigError } from '../util/errors.js';
+import { isRecord } from '../util/validate.js';
 import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../types/journal.js';
 import { ACQUIRE, APPEND, PRUNE, RELEASE, RENEW, runScript } from './redisJournalScripts.js';
 

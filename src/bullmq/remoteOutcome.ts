@@ -1,4 +1,4 @@
-import { OutcomeUnknown } from '../internal/outcomeUnknown.js';
+import { OutcomeUnknown } from '../engine/pool/outcomeUnknown.js';
 import type { JobOutcome } from './jobWatch.js';
 import type { JobReturn, OutcomeSigner } from './outcomeSigner.js';
 import type { ProgressRelay } from './remoteProgress.js';

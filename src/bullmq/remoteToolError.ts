@@ -1,4 +1,4 @@
-import { brand } from '../internal/brand.js';
+import { brand } from '../util/brand.js';
 
 /**
  * Why a remote tool's job failed, as its call's result tells it (`result.error.cause` of a `tool_error`):

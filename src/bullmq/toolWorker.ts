@@ -1,5 +1,5 @@
 import type { ConnectionOptions, Job } from 'bullmq';
-import { isCount, isPositiveDuration } from '../internal/validate.js';
+import { isCount, isPositiveDuration } from '../util/validate.js';
 import type { AnyTool } from '../types/tool.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';

@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import { isPositiveDuration, MAX_TIMER_MS } from '../internal/validate.js';
+import { ConfigError } from '../util/errors.js';
+import { isPositiveDuration, MAX_TIMER_MS } from '../util/validate.js';
 import type { JournalStore } from '../types/journal.js';
 import { ApprovalTokens } from './approvalTokens.js';
 import type { DurableSettings } from './settings.js';

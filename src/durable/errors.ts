@@ -1,4 +1,4 @@
-import { brand } from '../internal/brand.js';
+import { brand } from '../util/brand.js';
 import type { ToolResult } from '../types/toolResult.js';
 
 /**

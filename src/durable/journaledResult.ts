@@ -1,6 +1,6 @@
-import type { CallRecord } from '../internal/callRecord.js';
-import { describeValue } from '../internal/describe.js';
-import { snapshotValue } from '../internal/snapshot.js';
+import type { CallRecord } from '../engine/records/callRecord.js';
+import { describeValue } from '../util/describe.js';
+import { snapshotValue } from '../util/snapshot.js';
 import type { JournaledResult } from '../types/journal.js';
 import type { ToolError } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';

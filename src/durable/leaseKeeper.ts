@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describeError, describeValue } from '../internal/describe.js';
+import { describeError, describeValue } from '../util/describe.js';
 import type { JournalStore, TurnLease } from '../types/journal.js';
 import { DurableTurnError } from './errors.js';
 

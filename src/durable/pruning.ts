@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import { isRecord } from '../internal/validate.js';
+import { ConfigError } from '../util/errors.js';
+import { isRecord } from '../util/validate.js';
 import type { JournalEntry, PruneOptions, TurnEnded } from '../types/journal.js';
 
 /**

@@ -1,6 +1,6 @@
-import { isDurableProgram } from '../internal/durableProgram.js';
-import { isReattaching } from '../internal/reattach.js';
-import { stricter } from '../policy/monotonicGuard.js';
+import { isDurableProgram } from '../engine/layerState/durableProgram.js';
+import { isReattaching } from '../engine/layerState/reattach.js';
+import { stricter } from '../tool/policy/monotonicGuard.js';
 import type { JournalStore } from '../types/journal.js';
 import type { Approver, PrePolicy } from '../types/policy.js';
 import type { AnyTool } from '../types/tool.js';

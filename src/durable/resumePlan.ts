@@ -1,4 +1,4 @@
-import { IncompleteArguments } from '../incompleteArguments.js';
+import { IncompleteArguments } from '../util/incompleteArguments.js';
 import type { ApprovalResponse, PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { DurableSettings, GivenAnswer, ResumePlan } from './settings.js';

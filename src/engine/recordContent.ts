@@ -1,6 +1,6 @@
-import type { CallRecord } from '../internal/callRecord.js';
-import { describeError } from '../internal/describe.js';
-import { renderItems, renderValue } from '../internal/renderContent.js';
+import type { CallRecord } from './records/callRecord.js';
+import { describeError } from '../util/describe.js';
+import { renderItems, renderValue } from '../util/renderContent.js';
 
 /**
  * Renders a finished record's model-facing text once and stores it: the value of an `ok` record (one

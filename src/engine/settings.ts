@@ -3,8 +3,8 @@
 // stages, the pool and the layers that run stages (durable turns, programs) import it from below
 // instead of reaching up into the composition root.
 import type { SchedulerLike } from 'rxjs';
-import type { CallRecord } from '../internal/callRecord.js';
-import type { RestrictionSet } from '../restrict/restrictionSet.js';
+import type { CallRecord } from './records/callRecord.js';
+import type { RestrictionSet } from '../util/restrictionSet.js';
 import type { Decision } from '../types/decision.js';
 import type { EventObserver, ProgressLimits } from '../types/events.js';
 import type { PendingApproval } from '../types/pendingApproval.js';

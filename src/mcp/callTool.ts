@@ -1,7 +1,7 @@
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { renderValue } from '../internal/renderContent.js';
-import { isObject } from '../internal/validate.js';
+import { renderValue } from '../util/renderContent.js';
+import { isObject } from '../util/validate.js';
 import type { ToolContext } from '../types/tool.js';
 import type { CompiledOutput } from './outputSchema.js';
 import { renderContent } from './renderContent.js';

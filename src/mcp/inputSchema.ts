@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { $ZodType } from 'zod/v4/core';
-import { isRecord } from '../internal/validate.js';
+import { isRecord } from '../util/validate.js';
 import { defineValue, exceedsLimits, vetSchema, type ArgsLimits, type Excess, type JsonSchemaObject } from './vetSchema.js';
 
 export type { ArgsLimits, JsonSchemaObject } from './vetSchema.js';

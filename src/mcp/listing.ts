@@ -1,9 +1,9 @@
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { cut } from '../internal/describe.js';
-import { formatPath } from '../internal/formatIssues.js';
-import { isRecord } from '../internal/validate.js';
+import { cut } from '../util/describe.js';
+import { formatPath } from '../util/formatIssues.js';
+import { isRecord } from '../util/validate.js';
 import type { McpClient, McpTool } from './types.js';
 
 /** The most pages of `tools/list` followed: a server that never stops paginating cannot hang the caller. */

@@ -1,4 +1,4 @@
-import { isRecord } from '../internal/validate.js';
+import { isRecord } from '../util/validate.js';
 import { escapePointer, localDefinition } from './schemaKeywords.js';
 import { JSON_TYPES } from './vetSchema.js';
 

@@ -1,7 +1,7 @@
-import { ConfigError } from '../errors.js';
-import { defineTool } from '../defineTool.js';
-import { describeError } from '../internal/describe.js';
-import { isCount, isPositiveDuration } from '../internal/validate.js';
+import { ConfigError } from '../util/errors.js';
+import { defineTool } from '../tool/defineTool.js';
+import { describeError } from '../util/describe.js';
+import { isCount, isPositiveDuration } from '../util/validate.js';
 import type { AnyTool, ToolMode } from '../types/tool.js';
 import { callTool, renderForModel } from './callTool.js';
 import { compileInputSchema, DEFAULT_ARGS_LIMITS, type ArgsLimits } from './inputSchema.js';

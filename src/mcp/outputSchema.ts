@@ -1,4 +1,4 @@
-import { isRecord } from '../internal/validate.js';
+import { isRecord } from '../util/validate.js';
 import { findMalformation } from './malformedSchema.js';
 import type { McpOutputProblem } from './types.js';
 import { exceedsLimits, vetSchema, type ArgsLimits } from './vetSchema.js';

@@ -1,4 +1,4 @@
-import { isObject } from '../internal/validate.js';
+import { isObject } from '../util/validate.js';
 
 /**
  * An MCP result's content blocks as text for the model, one block per line group:

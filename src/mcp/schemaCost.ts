@@ -1,4 +1,4 @@
-import { isRecord } from '../internal/validate.js';
+import { isRecord } from '../util/validate.js';
 import { linearPatternCost } from './linearPattern.js';
 import { escapePointer, localDefinition, SCHEMA_KEYWORDS, SCHEMA_MAPS } from './schemaKeywords.js';
 

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
-import { brand } from '../internal/brand.js';
-import { formatIssues } from '../internal/formatIssues.js';
+import { brand } from '../util/brand.js';
+import { formatIssues } from '../util/formatIssues.js';
 import type { OnError, ToolMode } from '../types/tool.js';
 import type { ArgsIssue } from '../types/toolError.js';
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { isObject, isRecord } from '../internal/validate.js';
+import { isObject, isRecord } from '../util/validate.js';
 import { isLinearPattern } from './linearPattern.js';
 import { boundCost } from './schemaCost.js';
 import { escapePointer, localDefinition, SCHEMA_KEYWORDS, SCHEMA_MAPS } from './schemaKeywords.js';

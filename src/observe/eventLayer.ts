@@ -1,8 +1,8 @@
 import { Observable, tap, type OperatorFunction } from 'rxjs';
 import type { StageTaps } from '../engine/runStages.js';
-import { describeError, describeValue } from '../internal/describe.js';
-import type { RecordEvents } from '../internal/recordEvents.js';
-import { retainText } from '../retain/textRetainer.js';
+import { describeError, describeValue } from '../util/describe.js';
+import type { RecordEvents } from '../engine/records/recordEvents.js';
+import { retainText } from '../util/textRetainer.js';
 import type { CallView } from '../types/callView.js';
 import type { EventObserver, PipelineEvent, PipelineEventBase, ProgressLimits } from '../types/events.js';
 import type { JsonValue } from '../types/json.js';

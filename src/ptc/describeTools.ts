@@ -1,5 +1,5 @@
-import { toolSchemas } from '../toolSchemas.js';
-import { ConfigError } from '../errors.js';
+import { toolSchemas } from '../tool/toolSchemas.js';
+import { ConfigError } from '../util/errors.js';
 import type { AnyTool } from '../types/tool.js';
 import { docComment, IDENTIFIER, INDENT, propertyKey, RESERVED_WORDS, SchemaRenderer } from './schemaTypes.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { defineTool } from '../defineTool.js';
-import { ConfigError } from '../errors.js';
-import { describeError } from '../internal/describe.js';
-import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../internal/pipelineAware.js';
-import { isCount, MAX_TIMER_MS } from '../internal/validate.js';
-import { renderValue } from '../internal/renderContent.js';
+import { defineTool } from '../tool/defineTool.js';
+import { ConfigError } from '../util/errors.js';
+import { describeError } from '../util/describe.js';
+import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../engine/layerState/pipelineAware.js';
+import { isCount, MAX_TIMER_MS } from '../util/validate.js';
+import { renderValue } from '../util/renderContent.js';
 import { availableTools, type PipelineSettings } from '../engine/settings.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { AnyTool, ToolMode } from '../types/tool.js';
@@ -13,9 +13,9 @@ import { describeTools } from './describeTools.js';
 import type { SubCallsOmitted, SubDispatch } from './subCallLog.js';
 import { SubCalls } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
-import { brand } from '../internal/brand.js';
-import { BodySuspended } from '../internal/bodySuspended.js';
-import { markDurableProgram, programJournalOf } from '../internal/durableProgram.js';
+import { brand } from '../util/brand.js';
+import { BodySuspended } from '../engine/pool/bodySuspended.js';
+import { markDurableProgram, programJournalOf } from '../engine/layerState/durableProgram.js';
 
 /**
  * Options of {@link runCodeTool}.

@@ -3,7 +3,7 @@
  * its references as aliases. Whatever TypeScript cannot say becomes `unknown` (it only widens), and no
  * schema can make it loop or explode (a depth cap and a node budget).
  */
-import { isRecord } from '../internal/validate.js';
+import { isRecord } from '../util/validate.js';
 
 /** A rendered type, with how tightly its text binds (to know when it needs parentheses). */
 interface Rendered {

@@ -1,4 +1,4 @@
-import { retainText } from '../retain/textRetainer.js';
+import { retainText } from '../util/textRetainer.js';
 import type { Decision } from '../types/decision.js';
 import type { ToolErrorCode } from '../types/toolError.js';
 import type { ResultStatus, ToolResult } from '../types/toolResult.js';

@@ -1,7 +1,7 @@
 import { Subject, type Subscription } from 'rxjs';
 import { runStages } from '../engine/runStages.js';
-import type { ProgramRunJournal } from '../internal/durableProgram.js';
-import { renderValue } from '../internal/renderContent.js';
+import type { ProgramRunJournal } from '../engine/layerState/durableProgram.js';
+import { renderValue } from '../util/renderContent.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolErrorCode } from '../types/toolError.js';

@@ -1,4 +1,4 @@
-import { describeError, quote } from '../internal/describe.js';
+import { describeError, quote } from './describe.js';
 import type { ToolResult } from '../types/toolResult.js';
 
 /**

@@ -2,8 +2,8 @@ import { ignoreElements, lastValueFrom, of, tap, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, memoryJournal, SourceError, type PipelineEvent, type ToolCall, type ToolResult } from '../../src/index.js';
-import { CallRecord } from '../../src/internal/callRecord.js';
-import { emitRetry } from '../../src/internal/recordEvents.js';
+import { CallRecord } from '../../src/engine/records/callRecord.js';
+import { emitRetry } from '../../src/engine/records/recordEvents.js';
 import { runWithEvents } from '../../src/observe/eventLayer.js';
 
 const input = z.object({ n: z.number() });

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline, type ToolContext } from '../../src/index.js';
-import { handedOffStream } from '../../src/internal/streamHandoff.js';
+import { handedOffStream } from '../../src/engine/pool/streamHandoff.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
 import { echo, items } from './support/contracts.js';
 import { now } from './support/fleetTools.js';

@@ -1,6 +1,6 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { awaitEach } from '../../src/internal/awaitEach.js';
+import { awaitEach } from '../../src/stream/awaitEach.js';
 import { deferred } from '../support/deferred.js';
 import { notifications } from '../support/notifications.js';
 

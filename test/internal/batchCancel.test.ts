@@ -1,8 +1,8 @@
 import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { BatchCancel } from '../../src/internal/batchCancel.js';
-import { CallRecord } from '../../src/internal/callRecord.js';
-import { concurrentStage, type StageScope } from '../../src/internal/concurrentStage.js';
+import { BatchCancel } from '../../src/engine/records/batchCancel.js';
+import { CallRecord } from '../../src/engine/records/callRecord.js';
+import { concurrentStage, type StageScope } from '../../src/engine/chains/concurrentStage.js';
 import type { AbortScope } from '../../src/types/abortScope.js';
 
 const call = (id: string, turn: string) => {

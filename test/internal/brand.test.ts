@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { brand } from '../../src/internal/brand.js';
+import { brand } from '../../src/util/brand.js';
 
 /** Two copies of "the same" class, as the ESM and the CJS build each define their own. */
 const copy = () =>

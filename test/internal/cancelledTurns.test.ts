@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CancelledTurns, RECENT_CANCELLED_TURNS } from '../../src/internal/cancelledTurns.js';
-import { CallRecord } from '../../src/internal/callRecord.js';
+import { CancelledTurns, RECENT_CANCELLED_TURNS } from '../../src/engine/records/cancelledTurns.js';
+import { CallRecord } from '../../src/engine/records/callRecord.js';
 
 const failing = (id: string) => new CallRecord(0, id, 'write_file', { path: 'x'.repeat(1_000) }, 0);
 

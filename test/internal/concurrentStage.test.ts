@@ -1,8 +1,8 @@
 import { timer, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CallRecord } from '../../src/internal/callRecord.js';
-import { concurrentStage } from '../../src/internal/concurrentStage.js';
+import { CallRecord } from '../../src/engine/records/callRecord.js';
+import { concurrentStage } from '../../src/engine/chains/concurrentStage.js';
 import type { AnyTool } from '../../src/index.js';
 
 // Records named by letter: upper case is exclusive (a barrier), lower case parallel. The work of each

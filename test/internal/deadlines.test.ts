@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Subscription, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { Deadlines } from '../../src/internal/deadlines.js';
+import { Deadlines } from '../../src/engine/pool/deadlines.js';
 
 /** A manual clock: `advance(ms)` runs the due timers in time order; counts live timers. */
 function manualScheduler() {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileGlob, GlobSet } from '../../src/internal/glob.js';
+import { compileGlob, GlobSet } from '../../src/util/glob.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 

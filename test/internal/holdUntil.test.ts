@@ -1,6 +1,6 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { holdUntil } from '../../src/internal/holdUntil.js';
+import { holdUntil } from '../../src/stream/holdUntil.js';
 import { deferred } from '../support/deferred.js';
 import { notifications } from '../support/notifications.js';
 

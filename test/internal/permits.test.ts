@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Permits } from '../../src/internal/permits.js';
+import { Permits } from '../../src/tool/schedule/permits.js';
 
 describe('Permits', () => {
   it('hands a released permit to the oldest live waiter, skipping withdrawn ones, and frees it when none is left', () => {

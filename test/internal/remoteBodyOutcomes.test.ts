@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool } from '../../src/index.js';
-import { OutcomeUnknown } from '../../src/internal/outcomeUnknown.js';
-import { streamHandoff } from '../../src/internal/streamHandoff.js';
+import { OutcomeUnknown } from '../../src/engine/pool/outcomeUnknown.js';
+import { streamHandoff } from '../../src/engine/pool/streamHandoff.js';
 
 // What a remote tool's body (toolstream/bullmq) tells the pool that an ordinary body cannot.
 describe('a body that learns its outcome late', () => {

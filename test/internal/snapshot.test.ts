@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { snapshotValue } from '../../src/internal/snapshot.js';
+import { snapshotValue } from '../../src/util/snapshot.js';
 
 /** An object nested `depth` levels deep: { a: { a: … { leaf } } }. */
 function nested(depth: number, leaf: unknown): Record<string, unknown> {

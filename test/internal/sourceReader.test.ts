@@ -1,6 +1,6 @@
 import { Observable, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { SourceReader, type Source, type SourceHandlers, type SourceReaderOptions } from '../../src/internal/sourceReader.js';
+import { SourceReader, type Source, type SourceHandlers, type SourceReaderOptions } from '../../src/stream/sourceReader.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -2,7 +2,7 @@ import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, type PostPolicy, type PrePolicy, type ToolResult } from '../../src/index.js';
-import { runWaterfall, type WaterfallFold } from '../../src/internal/waterfall.js';
+import { runWaterfall, type WaterfallFold } from '../../src/engine/chains/waterfall.js';
 
 /** A fold of string decisions: the innermost-first list of who decided what. */
 function listFold(): WaterfallFold<string> & { folded: string[] } {

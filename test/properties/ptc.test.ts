@@ -23,7 +23,7 @@ import {
   type ToolContext,
 } from '../../src/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
-import { renderValue } from '../../src/internal/renderContent.js';
+import { renderValue } from '../../src/util/renderContent.js';
 import { BodyMonitor } from '../support/monitor.js';
 
 const RUNS = Math.max(10, Math.round(Number(process.env.PROPERTY_RUNS ?? 1000) / 10));

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RecentIds } from '../../src/internal/recentIds.js';
+import { RecentIds } from '../../src/util/recentIds.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 

@@ -18,7 +18,7 @@ import {
   type ToolResult,
 } from '../../src/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
-import { resolvePipelineOptions } from '../../src/options.js';
+import { resolvePipelineOptions } from '../../src/pipeline/options.js';
 import { SubCalls } from '../../src/ptc/subCalls.js';
 
 const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });

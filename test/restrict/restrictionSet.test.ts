@@ -4,7 +4,7 @@ import {
   RestrictionSet,
   type RestrictionLayer,
   type RestrictionVerdict,
-} from '../../src/restrict/restrictionSet.js';
+} from '../../src/util/restrictionSet.js';
 import { globMatches, recase } from '../support/globs.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);

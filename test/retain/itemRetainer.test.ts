@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ItemRetainer } from '../../src/retain/itemRetainer.js';
+import { ItemRetainer } from '../../src/util/itemRetainer.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 

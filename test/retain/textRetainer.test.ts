@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { retainText, TextRetainer, type RetainedText, type TextBudget } from '../../src/retain/textRetainer.js';
+import { retainText, TextRetainer, type RetainedText, type TextBudget } from '../../src/util/textRetainer.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 

@@ -1,7 +1,7 @@
 import { Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { subscribeAsChild } from '../../src/internal/subscribeAsChild.js';
+import { subscribeAsChild } from '../../src/stream/subscribeAsChild.js';
 import { Drain, type DrainTarget } from '../../src/stream/drain.js';
 
 /**

@@ -1,9 +1,9 @@
 import { Observable } from 'rxjs';
 import type { TextStreamPart, ToolSet } from 'ai';
-import { IncompleteArguments } from '../../incompleteArguments.js';
-import { SourceReader } from '../../internal/sourceReader.js';
-import { inTurn } from '../../internal/inTurn.js';
-import { isObject } from '../../internal/validate.js';
+import { IncompleteArguments } from '../../util/incompleteArguments.js';
+import { SourceReader } from '../../stream/sourceReader.js';
+import { inTurn } from '../../util/inTurn.js';
+import { isObject } from '../../util/validate.js';
 import type { ToolCall } from '../../types/toolCall.js';
 
 /**

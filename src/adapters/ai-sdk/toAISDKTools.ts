@@ -1,7 +1,7 @@
 import { jsonSchema, type JSONSchema7, type Tool, type ToolSet } from 'ai';
 import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../types/tool.js';
-import { toolSchemas } from '../../toolSchemas.js';
+import { toolSchemas } from '../../tool/toolSchemas.js';
 
 /**
  * The tools to give `streamText`, **without `execute`**, so toolstream runs them and the AI SDK does

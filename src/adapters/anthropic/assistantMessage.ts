@@ -1,5 +1,5 @@
 import type { ContentBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import { isObject, isRecord } from '../../internal/validate.js';
+import { isObject, isRecord } from '../../util/validate.js';
 
 /**
  * The assistant message of one streamed response, as the next request's history takes it: what

@@ -2,8 +2,8 @@ import type { BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { ErrorResponse } from '@anthropic-ai/sdk/resources/shared';
 import type { Observable } from 'rxjs';
-import { isObject } from '../../internal/validate.js';
-import { brand } from '../../internal/brand.js';
+import { isObject } from '../../util/validate.js';
+import { brand } from '../../util/brand.js';
 
 /**
  * A `ping` keep-alive, sent anywhere in an Anthropic stream. The official SDK drops pings before

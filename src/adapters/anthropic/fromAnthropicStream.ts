@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { SourceReader } from '../../internal/sourceReader.js';
+import { SourceReader } from '../../stream/sourceReader.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import type { AnthropicEventSource, AnthropicStreamEvent } from './events.js';
 import { ToolUseAssembler } from './toolUseAssembler.js';

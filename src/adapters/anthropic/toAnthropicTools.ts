@@ -1,7 +1,7 @@
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../types/tool.js';
-import { toolSchemas } from '../../toolSchemas.js';
+import { toolSchemas } from '../../tool/toolSchemas.js';
 
 /**
  * The tools to offer an Anthropic model, in the shape of the Messages API's `tools` parameter:

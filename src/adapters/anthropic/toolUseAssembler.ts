@@ -1,8 +1,8 @@
-import { IncompleteArguments } from '../../incompleteArguments.js';
+import { IncompleteArguments } from '../../util/incompleteArguments.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import { AnthropicStreamError, type AnthropicErrorEvent } from './events.js';
-import { inTurn, turnId } from '../../internal/inTurn.js';
-import { isObject } from '../../internal/validate.js';
+import { inTurn, turnId } from '../../util/inTurn.js';
+import { isObject } from '../../util/validate.js';
 
 /** A `tool_use` block whose arguments are still arriving. */
 interface OpenToolUse {

@@ -1,4 +1,4 @@
-import { IncompleteArguments } from '../../incompleteArguments.js';
+import { IncompleteArguments } from '../../util/incompleteArguments.js';
 
 /**
  * A call's arguments as the model sent them, for the history: the adapters emit them as the text

@@ -2,7 +2,7 @@ import type { ChatCompletionFunctionTool, ChatCompletionToolMessageParam } from 
 import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../types/tool.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import { toolSchemas } from '../../toolSchemas.js';
+import { toolSchemas } from '../../tool/toolSchemas.js';
 import { answerable } from '../answerable.js';
 
 /**

@@ -1,9 +1,9 @@
 import { Observable } from 'rxjs';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { IncompleteArguments } from '../../incompleteArguments.js';
-import { SourceReader } from '../../internal/sourceReader.js';
-import { isObject, isRecord } from '../../internal/validate.js';
-import { inTurn, turnId } from '../../internal/inTurn.js';
+import { IncompleteArguments } from '../../util/incompleteArguments.js';
+import { SourceReader } from '../../stream/sourceReader.js';
+import { isObject, isRecord } from '../../util/validate.js';
+import { inTurn, turnId } from '../../util/inTurn.js';
 import type { ToolCall } from '../../types/toolCall.js';
 
 /** One fragment of `choices[0].delta.tool_calls`, as the SDK types it (read defensively all the same). */

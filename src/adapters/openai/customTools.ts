@@ -1,8 +1,8 @@
 import type { CustomToolInputFormat } from 'openai/resources/shared';
-import { ConfigError } from '../../errors.js';
-import { isRecord } from '../../internal/validate.js';
+import { ConfigError } from '../../util/errors.js';
+import { isRecord } from '../../util/validate.js';
 import type { AnyTool } from '../../types/tool.js';
-import { toolSchemas } from '../../toolSchemas.js';
+import { toolSchemas } from '../../tool/toolSchemas.js';
 
 /**
  * One free-form tool, as {@link openAICustomTools} takes it: the pipeline tool, and optionally the

@@ -1,6 +1,6 @@
 import type { ResponseErrorEvent, ResponseFailedEvent } from 'openai/resources/responses/responses';
-import { isObject } from '../../internal/validate.js';
-import { brand } from '../../internal/brand.js';
+import { isObject } from '../../util/validate.js';
+import { brand } from '../../util/brand.js';
 
 /**
  * The error `fromOpenAIResponsesStream` fails with when the stream itself reports a failure: an

@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { IncompleteArguments } from '../../incompleteArguments.js';
-import { isObject } from '../../internal/validate.js';
-import { inTurn, turnId } from '../../internal/inTurn.js';
+import { IncompleteArguments } from '../../util/incompleteArguments.js';
+import { isObject } from '../../util/validate.js';
+import { inTurn, turnId } from '../../util/inTurn.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import type { OpenAICustomTools } from './customTools.js';
 import { OpenAIResponsesStreamError } from './errors.js';

@@ -1,9 +1,9 @@
 import type { CustomTool, FunctionTool, ResponseCustomToolCallOutput, ResponseInputItem } from 'openai/resources/responses/responses';
 import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../types/tool.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError } from '../../util/errors.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import { toolSchemas } from '../../toolSchemas.js';
+import { toolSchemas } from '../../tool/toolSchemas.js';
 import { customOption, type OpenAIResponsesOptions } from './customTools.js';
 import { answerable } from '../answerable.js';
 

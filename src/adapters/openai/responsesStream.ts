@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { SourceReader } from '../../internal/sourceReader.js';
+import { SourceReader } from '../../stream/sourceReader.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import { customOption, type OpenAICustomTools, type OpenAIResponsesOptions } from './customTools.js';
 import { ResponsesCallAssembler } from './responsesCallAssembler.js';

@@ -1,8 +1,8 @@
 import { tap, type Observable } from 'rxjs';
 import type { ResponseInputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
-import { IncompleteArguments } from '../../incompleteArguments.js';
-import { isObject, isRecord } from '../../internal/validate.js';
+import { IncompleteArguments } from '../../util/incompleteArguments.js';
+import { isObject, isRecord } from '../../util/validate.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import type { ToolResult } from '../../types/toolResult.js';
 import { argumentsText } from './argumentsText.js';

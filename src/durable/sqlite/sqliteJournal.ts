@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import { ConfigError } from '../../errors.js';
-import { isPositiveDuration, isRecord, MAX_TIMER_MS } from '../../internal/validate.js';
+import { ConfigError } from '../../util/errors.js';
+import { isPositiveDuration, isRecord, MAX_TIMER_MS } from '../../util/validate.js';
 import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../../types/journal.js';
 import { checkKeyOfTurn } from '../pruning.js';
 import { migrate } from './schema.js';

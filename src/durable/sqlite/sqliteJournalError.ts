@@ -1,4 +1,4 @@
-import { brand } from '../../internal/brand.js';
+import { brand } from '../../util/brand.js';
 
 /**
  * Why `sqliteJournal` could not open its file (errors of SQLite itself pass through as better-sqlite3's

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../errors.js';
+import { ConfigError } from '../../util/errors.js';
 import type { PipelineEvent } from '../../types/events.js';
 import type { ToolMode } from '../../types/tool.js';
 import type { ToolResult } from '../../types/toolResult.js';

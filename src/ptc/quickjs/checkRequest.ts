@@ -1,4 +1,4 @@
-import { ConfigError } from '../../errors.js';
+import { ConfigError } from '../../util/errors.js';
 import type { CodeRunRequest } from '../types.js';
 
 /** Globals the runtime installs itself. */

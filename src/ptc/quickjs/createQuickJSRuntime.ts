@@ -1,8 +1,8 @@
 import { promisify } from 'node:util';
 import type { ResourceLimits } from 'node:worker_threads';
 import { brotliDecompress } from 'node:zlib';
-import { ConfigError } from '../../errors.js';
-import { isCount, isPositiveDuration, MAX_TIMER_MS } from '../../internal/validate.js';
+import { ConfigError } from '../../util/errors.js';
+import { isCount, isPositiveDuration, MAX_TIMER_MS } from '../../util/validate.js';
 import type { CodeRunRequest, CodeRunResult, CodeRuntime } from '../types.js';
 import { checkRequest } from './checkRequest.js';
 import payload from './payload.js';

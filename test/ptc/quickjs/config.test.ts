@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/util/errors.js';
 import { createQuickJSRuntime, type QuickJSRuntimeOptions } from '../../../src/ptc/quickjs/createQuickJSRuntime.js';
 import type { CodeRunRequest } from '../../../src/ptc/types.js';
 import { MiB } from './helpers.js';

@@ -1,0 +1,48 @@
+import type { Unsubscribable } from 'rxjs';
+import { Abort } from '../../stream/abortScope.js';
+
+/**
+ * The state of one running body, from its start until it settles: short-lived, so the long-lived
+ * `CallRecord` of every queued call stays small. A retried call has one per attempt (and one for each
+ * delay between attempts, holding the slot).
+ */
+export class BodyRun {
+  /** The body settled or was abandoned; its slot is free. */
+  done = false;
+  /** The pending timeout, then the pending grace period. */
+  timer: Unsubscribable | undefined = undefined;
+  /**
+   * A timed-out attempt that will be retried after this delay, once its body settled (at most
+   * `abortGraceMs`): the next attempt never overlaps it.
+   */
+  retryAfterMs: number | undefined = undefined;
+  /** Stops a streamed body; returns true when the body is thereby finished (an unsubscribed Observable). */
+  stopBody: (() => boolean) | undefined = undefined;
+  /** Its signal is created on first read of `ctx.signal`: most bodies never look. */
+  readonly #scope = new Abort();
+
+  constructor(
+    /** The body runs alone. */
+    readonly exclusive: boolean,
+  ) {}
+
+  get aborted(): boolean {
+    return this.#scope.aborted;
+  }
+
+  /** The body's signal, created lazily; already aborted if the run was aborted before the first read. */
+  signal(): AbortSignal {
+    return this.#scope.signal;
+  }
+
+  /** Aborts the body's signal (once) and stops a streamed body. Returns true when the body is finished. */
+  abort(reason: unknown): boolean {
+    if (!this.#scope.abort(reason)) return false;
+    return this.stopBody?.() ?? false;
+  }
+
+  clearTimer(): void {
+    this.timer?.unsubscribe();
+    this.timer = undefined;
+  }
+}

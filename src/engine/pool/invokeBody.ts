@@ -1,0 +1,118 @@
+import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
+import { ItemRetainer } from '../../util/itemRetainer.js';
+import type { ToolContext } from '../../types/tool.js';
+import type { BodyRun } from './bodyRun.js';
+import type { CallRecord } from '../records/callRecord.js';
+import { handedOffStream } from './streamHandoff.js';
+
+/**
+ * Where a body's outcome goes, with the run (the attempt) it is of: a retried call has a run per
+ * attempt, and the report of an earlier attempt is the sink's to ignore.
+ */
+export interface BodySink {
+  resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void;
+  rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void;
+}
+
+/**
+ * Runs a tool body and reports its outcome to `sink` exactly once (later reports are the sink's to
+ * ignore). The body may return a value, a thenable, an Observable (or interop observable) or an
+ * AsyncIterable; a synchronous throw, a rejection and a stream error are all failures. Streamed items
+ * are collected into an array, keeping the first `maxItems` and counting the rest into `record.omitted`.
+ * A promise that resolves with a `streamHandoff` (see there) is collected as the stream it hands off.
+ */
+export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext, maxItems: number): void {
+  const run = record.run!;
+  let output: unknown;
+  try {
+    output = record.tool!.execute(record.args, ctx);
+    if ((typeof output === 'object' && output !== null) || typeof output === 'function') {
+      const then: unknown = (output as PromiseLike<unknown>).then;
+      if (typeof then === 'function') {
+        (then as PromiseLike<unknown>['then']).call(
+          output,
+          (value) => {
+            const handedOff = handedOffStream(value);
+            if (handedOff === undefined) sink.resolveBody(record, run, value, false);
+            else void collectAsyncIterable(sink, record, run, handedOff, new ItemRetainer(maxItems));
+          },
+          (error: unknown) => sink.rejectBody(record, run, error, undefined),
+        );
+        return;
+      }
+      if (isObservable(output) || typeof (output as Record<symbol, unknown>)[observableSymbol as symbol] === 'function') {
+        collectObservable(sink, record, run, output as ObservableInput<unknown>, new ItemRetainer(maxItems));
+        return;
+      }
+      if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
+        void collectAsyncIterable(sink, record, run, output as AsyncIterable<unknown>, new ItemRetainer(maxItems));
+        return;
+      }
+    }
+  } catch (error) {
+    sink.rejectBody(record, run, error, undefined);
+    return;
+  }
+  sink.resolveBody(record, run, output, false);
+}
+
+function collectObservable(sink: BodySink, record: CallRecord, run: BodyRun, output: ObservableInput<unknown>, items: ItemRetainer<unknown>): void {
+  let done = false;
+  const subscription = from(output).subscribe({
+    next: (item) => items.push(item),
+    error: (error: unknown) => {
+      done = true;
+      countOmitted(record, items);
+      sink.rejectBody(record, run, error, items.kept);
+    },
+    complete: () => {
+      done = true;
+      countOmitted(record, items);
+      sink.resolveBody(record, run, items.kept, true);
+    },
+  });
+  if (!done) {
+    run.stopBody = () => {
+      subscription.unsubscribe();
+      return true;
+    };
+  }
+}
+
+async function collectAsyncIterable(
+  sink: BodySink,
+  record: CallRecord,
+  run: BodyRun,
+  output: AsyncIterable<unknown>,
+  items: ItemRetainer<unknown>,
+): Promise<void> {
+  try {
+    const iterator = output[Symbol.asyncIterator]();
+    /** The body's return() after an abort: it has finished only once that settled (its `finally` ran). */
+    let returned: Promise<unknown> | undefined;
+    run.stopBody = () => {
+      // return() may reject or never settle; the loop below notices the abort on its own, and the slot
+      // is held until return() settles, at most abortGraceMs.
+      returned = Promise.resolve()
+        .then(() => iterator.return?.())
+        .catch(() => undefined);
+      return false;
+    };
+    for (;;) {
+      const step = await iterator.next();
+      if (step.done || run.aborted) break;
+      items.push(step.value);
+    }
+    if (returned !== undefined) await returned;
+  } catch (error) {
+    countOmitted(record, items);
+    sink.rejectBody(record, run, error, items.kept);
+    return;
+  }
+  countOmitted(record, items);
+  sink.resolveBody(record, run, items.kept, true);
+}
+
+function countOmitted(record: CallRecord, items: ItemRetainer<unknown>): void {
+  if (items.omitted > 0) record.omitted = { items: items.omitted, characters: 0, lines: 0 };
+}
