@@ -1,6 +1,6 @@
 import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
 import { runStages, type StageTaps } from '../engine/runStages.js';
-import { composeTaps } from '../engine/chains/composeTaps.js';
+import type { RunHooks } from '../engine/chains/hooks.js';
 import { IncompleteArguments } from '../util/incompleteArguments.js';
 import { awaitEach } from '../stream/awaitEach.js';
 import { holdUntil } from '../stream/holdUntil.js';
@@ -131,14 +131,14 @@ export class DurableBatch {
    * wait, none is lost), runs the journaled stages with results in model order, and gives the lease up
    * when the subscription ends — `closed` then resolves.
    */
-  operator(signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
+  operator(signal: AbortSignal | undefined, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
     this.#signal = signal;
     return (calls) =>
       defer(() => {
         const opened = this.open();
         const results = calls.pipe(
           holdUntil(opened),
-          this.stages(signal, taps),
+          this.stages(signal, hooks),
           reorderByIndex(),
           tap({ complete: () => (this.#completed = true) }),
         );
@@ -167,8 +167,8 @@ export class DurableBatch {
    * The journaled stages alone, results in completion order, without the lease: a program's sub-calls
    * (their program's call holds the turn's lease).
    */
-  stages(signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
-    return runStages(this.#settings(), signal, composeTaps(this.#taps(), taps));
+  stages(signal: AbortSignal | undefined, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
+    return runStages(this.#settings(), signal, this.#taps(), hooks);
   }
 
   /** Resolves once the subscription ended and the lease was given up. */

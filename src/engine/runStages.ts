@@ -1,6 +1,7 @@
 import { defer, identity, tap, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
 import { BatchCancel } from './records/batchCancel.js';
 import type { CallRecord } from './records/callRecord.js';
+import type { RunHooks } from './chains/hooks.js';
 import { executeCalls } from './stages/execute.js';
 import { guard } from './stages/guard.js';
 import { intake } from './stages/intake.js';
@@ -12,9 +13,10 @@ import type { ToolResult } from '../types/toolResult.js';
 import type { PipelineSettings } from './settings.js';
 
 /**
- * Where a layer over the stages (durable turns) watches the records go by: after intake (`received`),
- * after pre-execute (`decided`), after the guard (`admitted`), and the results (`finished`). The stages
- * know nothing of what watches them.
+ * Where the journal of a durable turn works on the records between the stages, as operators: after
+ * intake (`received`: it restores what a resume replays), after pre-execute (`decided`), after the
+ * guard (`admitted`), and on the results (`finished`: it holds each until its entry is durable). The
+ * stages know nothing of it. (To be replaced by hooks with verdicts and awaitable `finished`: issue 25.)
  */
 export interface StageTaps {
   readonly received?: MonoTypeOperatorFunction<CallRecord>;
@@ -32,10 +34,13 @@ export interface StageTaps {
  *
  * @example
  * ```ts
- * calls$.pipe(runStages(settings, signal, taps), reorderByIndex()).subscribe(sendToModel);
+ * calls$.pipe(runStages(settings, signal, {}, runHooks([eventHooks])), reorderByIndex()).subscribe(sendToModel);
  * ```
+ *
+ * `hooks` are called at each moment of each call (see `CallHooks`), after the taps at the same point:
+ * the events layer reports what the journal restored.
  */
-export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, taps: StageTaps = {}): OperatorFunction<ToolCall, ToolResult> {
+export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, taps: StageTaps = {}, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
   return (calls) =>
     defer(() => {
       // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
@@ -44,8 +49,10 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
         intake(settings),
         tap(batch.received), // counted in: a turn stays cancelled while it has unfinished calls
         taps.received ?? identity,
+        hooks === undefined ? identity : tap((record) => received(record, hooks)),
         preExecute(settings, batch),
         taps.decided ?? identity,
+        hooks === undefined ? identity : tap<CallRecord>(hooks.decided),
         guard(settings, batch),
         taps.admitted ?? identity,
       );
@@ -54,6 +61,13 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
         postExecute(settings, signal),
         toResults(settings.observers, settings.onObserverError),
         taps.finished ?? identity,
+        hooks === undefined ? identity : tap<ToolResult>(hooks.finished),
       );
     });
+}
+
+/** The record carries its run's hooks from here on, so the stages inside call them without being handed them. */
+function received(record: CallRecord, hooks: RunHooks): void {
+  record.hooks = hooks;
+  hooks.received(record);
 }

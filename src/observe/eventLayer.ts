@@ -1,32 +1,31 @@
-import { Observable, tap, type OperatorFunction } from 'rxjs';
-import type { StageTaps } from '../engine/runStages.js';
+import { Observable, type OperatorFunction } from 'rxjs';
+import { runHooks, type RunHooks } from '../engine/chains/hooks.js';
 import { describeError, describeValue } from '../util/describe.js';
-import type { RecordEvents } from '../engine/records/recordEvents.js';
 import { retainText } from '../util/textRetainer.js';
 import type { CallView } from '../types/callView.js';
+import type { CallHooks } from '../types/hooks.js';
 import type { EventObserver, PipelineEvent, PipelineEventBase, ProgressLimits } from '../types/events.js';
 import type { JsonValue } from '../types/json.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { ToolError } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';
 
-/** The stages of one run, given the taps to put between them; results in model order. */
-export type TappedStages = (taps: StageTaps) => OperatorFunction<ToolCall, ToolResult>;
+/** The stages of one run, given the hooks to call at each moment of each call; results in model order. */
+export type HookedStages = (hooks: RunHooks | undefined) => OperatorFunction<ToolCall, ToolResult>;
 
 /**
- * The run as a stream of {@link PipelineEvent}s: a layer over the stages, like the durable journal.
- * Taps between the stages see each call arrive, get decided and finish; the moments inside a stage
- * (approval, start, progress, retry) come through the `RecordEvents` hook the layer attaches to each
- * record it sees arrive. Each event goes to the subscriber and to the pipeline's event observers, in
- * the order it happened; `result` events follow the model order of the stages' output.
+ * The run as a stream of {@link PipelineEvent}s: a layer over the stages, like the durable journal,
+ * that watches every moment of every call through the engine's call hooks (`CallHooks`) and turns
+ * each into an event. Each event goes to the subscriber and to the pipeline's event observers, in the
+ * order it happened; `result` events follow the model order of the stages' output.
  *
  * @example
  * ```ts
- * calls$.pipe(runWithEvents((taps) => runStages(settings, signal, taps), limits, observers));
+ * calls$.pipe(runWithEvents((hooks) => runStages(settings, signal, {}, hooks), limits, observers));
  * ```
  */
 export function runWithEvents(
-  stages: TappedStages,
+  stages: HookedStages,
   limits: ProgressLimits,
   observers: readonly EventObserver[],
 ): OperatorFunction<ToolCall, PipelineEvent> {
@@ -36,7 +35,7 @@ export function runWithEvents(
         subscriber.next(event);
         for (const observer of observers) notify(observer, event);
       });
-      return calls.pipe(stages(layer.taps)).subscribe({
+      return calls.pipe(stages(runHooks([layer]))).subscribe({
         next: (result) => layer.emit({ type: 'result', ...base(result, performance.now()), result }),
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
@@ -44,30 +43,29 @@ export function runWithEvents(
     });
 }
 
-/** One run's events: the taps, and the hook every record it watches reports to. */
-class EventLayer implements RecordEvents {
+/** One run's events: its hooks, each turning a moment of a call into an event. */
+class EventLayer implements CallHooks {
   /** Progress reports per call index, while the call runs. */
   readonly #reports = new Map<number, number>();
-
-  readonly taps: StageTaps = {
-    received: tap((record) => {
-      record.events = this;
-      this.emit({ type: 'received', ...base(record, performance.now()), done: record.status !== undefined });
-    }),
-    decided: tap((record) => {
-      if (record.decision === undefined) return; // failed at intake, replayed, or cancelled before any policy
-      this.emit({ type: 'decided', ...base(record, performance.now()), decision: record.decision, decidedBy: record.decidedBy, reasons: record.reasons });
-    }),
-    finished: tap((result) => {
-      this.#reports.delete(result.index);
-      this.emit({ type: 'finished', ...base(result, performance.now()), status: result.status, result });
-    }),
-  };
 
   constructor(
     private readonly limits: ProgressLimits,
     readonly emit: (event: PipelineEvent) => void,
   ) {}
+
+  received(record: CallView): void {
+    this.emit({ type: 'received', ...base(record, performance.now()), done: record.status !== undefined });
+  }
+
+  decided(record: CallView): void {
+    if (record.decision === undefined) return; // failed at intake, replayed, or cancelled before any policy
+    this.emit({ type: 'decided', ...base(record, performance.now()), decision: record.decision, decidedBy: record.decidedBy, reasons: record.reasons });
+  }
+
+  finished(result: ToolResult): void {
+    this.#reports.delete(result.index);
+    this.emit({ type: 'finished', ...base(result, performance.now()), status: result.status, result });
+  }
 
   approvalRequested(record: CallView, reasons: readonly string[]): void {
     this.emit({ type: 'approval-requested', ...base(record, performance.now()), reasons });

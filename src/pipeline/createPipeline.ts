@@ -12,7 +12,7 @@ import { bindToPipeline } from '../engine/layerState/pipelineAware.js';
 import { isPullable, sourceOfCalls, toObservable } from '../stream/callSource.js';
 import { stopWhenAborted } from '../stream/stopWhenAborted.js';
 import { reorderByIndex } from '../engine/stages/reorder.js';
-import { runWithEvents, type TappedStages } from '../observe/eventLayer.js';
+import { runWithEvents, type HookedStages } from '../observe/eventLayer.js';
 import type { PipelineEvent, PipelineResultEvent } from '../types/events.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
@@ -58,18 +58,18 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return durable;
   };
 
-  /** The stages of one run with taps between them, results in model order: plain or durable. */
-  const tappedStages = (signal: AbortSignal | undefined, batch: DurableBatch | undefined, turn: string | undefined): TappedStages => {
-    if (batch === undefined) return (taps) => (calls) => calls.pipe(runStages(settings, signal, taps), reorderByIndex());
-    return (taps) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, taps));
+  /** The stages of one run, given its hooks, results in model order: plain or durable. */
+  const tappedStages = (signal: AbortSignal | undefined, batch: DurableBatch | undefined, turn: string | undefined): HookedStages => {
+    if (batch === undefined) return (hooks) => (calls) => calls.pipe(runStages(settings, signal, {}, hooks), reorderByIndex());
+    return (hooks) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, hooks));
   };
 
   /** The run as events; the event observers see them too. */
-  const eventsOf = (stages: TappedStages): OperatorFunction<ToolCall, PipelineEvent> => runWithEvents(stages, settings.progress, settings.eventObservers);
+  const eventsOf = (stages: HookedStages): OperatorFunction<ToolCall, PipelineEvent> => runWithEvents(stages, settings.progress, settings.eventObservers);
 
   /** The run's results; through the events layer when event observers watch every run. */
-  const resultsOf = (stages: TappedStages): OperatorFunction<ToolCall, ToolResult> => {
-    if (settings.eventObservers.length === 0) return stages({});
+  const resultsOf = (stages: HookedStages): OperatorFunction<ToolCall, ToolResult> => {
+    if (settings.eventObservers.length === 0) return stages(undefined);
     return (calls) => calls.pipe(eventsOf(stages), filter(isResultEvent), map((event) => event.result));
   };
 

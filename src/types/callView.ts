@@ -1,3 +1,4 @@
+import type { Decision } from './decision.js';
 import type { ResultStatus } from './toolResult.js';
 
 /**
@@ -6,7 +7,7 @@ import type { ResultStatus } from './toolResult.js';
  * the record, which holds the hooks, does not import them back). Nothing is allocated: the view is
  * the record itself, typed narrower.
  *
- * Minimal for now: the fields the events layer reads. It grows with the call-transition hooks.
+ * The fields the call hooks (`CallHooks`) need today; it grows with them.
  *
  * @example
  * ```ts
@@ -20,6 +21,12 @@ export interface CallView {
   readonly name: string;
   /** The call's turn (`call.turn`); `undefined` for the subscription's anonymous turn. */
   readonly turn: string | undefined;
+  /** The folded pre-execute decision; undefined until pre-execute ran (or when intake failed). */
+  readonly decision: Decision | undefined;
+  /** The policy whose decision set the final level (`'(default)'` when none did). */
+  readonly decidedBy: string;
+  /** The reasons the policies gave, in order. */
+  readonly reasons: readonly string[];
   /** Set once, when the outcome is decided; a call with a status is finished. */
   readonly status: ResultStatus | undefined;
   /** The body was invoked. */

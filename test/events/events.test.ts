@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, memoryJournal, SourceError, type PipelineEvent, type ToolCall, type ToolResult } from '../../src/index.js';
 import { CallRecord } from '../../src/engine/records/callRecord.js';
-import { emitRetry } from '../../src/engine/records/recordEvents.js';
 import { runWithEvents } from '../../src/observe/eventLayer.js';
 
 const input = z.object({ n: z.number() });
@@ -187,16 +186,15 @@ describe('event observers', () => {
 });
 
 describe('the retry hook', () => {
-  it('emitRetry on a watched record is a retry event (no pipeline code calls it yet); on an unwatched one, nothing', async () => {
+  it('the events layer turns the retry hook into a retry event', async () => {
     const record = new CallRecord(0, 'r', 'fetch', {}, 0);
     const events = await lastValueFrom(
       of<ToolCall>({ id: 'r', name: 'fetch', args: {} }).pipe(
-        runWithEvents((taps) => () => of(record).pipe(taps.received!, tap((r) => emitRetry(r, 1, { code: 'tool_error', message: 'flaky', cause: undefined }, 250)), ignoreElements()), { maxChars: 10, maxEvents: 10 }, []),
+        runWithEvents((hooks) => () => of(record).pipe(tap((r) => { hooks!.received(r); hooks!.retry(r, 1, { code: 'tool_error', message: 'flaky', cause: undefined }, 250); }), ignoreElements()), { maxChars: 10, maxEvents: 10 }, []),
         toArray(),
       ),
     );
     expect(events.map((e) => e.type)).toEqual(['received', 'retry']);
     expect(events[1]).toMatchObject({ attempt: 1, delayMs: 250, error: { code: 'tool_error' }, id: 'r' });
-    expect(() => emitRetry(new CallRecord(1, 'x', 'fetch', {}, 0), 1, { code: 'tool_error', message: '', cause: undefined }, 1)).not.toThrow();
   });
 });

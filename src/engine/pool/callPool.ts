@@ -22,7 +22,6 @@ import { refuseStart } from '../chains/refuseStart.js';
 import { ResultOrder } from './resultOrder.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { Drain } from '../../stream/drain.js';
-import { emitRetry } from '../records/recordEvents.js';
 import { mayRetry, retryDelay } from '../../tool/schedule/retry.js';
 
 /**
@@ -239,7 +238,7 @@ export class CallPool implements BodySink {
     if (record.status !== undefined || this.closed) return undefined; // retryOn cancelled it, somehow
     const delayMs = retryDelay(retry, failed);
     record.addTrace({ stage: 'execute', event: 'attempt_failed', attempt: failed, error: failure, delayMs });
-    emitRetry(record, failed, failure, delayMs);
+    record.hooks?.retry(record, failed, failure, delayMs);
     return delayMs;
   }
 
@@ -537,7 +536,7 @@ export class CallPool implements BodySink {
   private invoke(record: CallRecord): void {
     record.started = true;
     record.startedAt = performance.now();
-    record.events?.started(record);
+    record.hooks?.started(record);
     if (record.tool!.rateLimit !== undefined) this.rates.spend(record); // the first attempt's token (a retry takes its own: retryNow)
     this.attempt(record);
   }

@@ -66,7 +66,7 @@ export class ExecutionContext implements ToolContext {
 
   progress(value: JsonValue): void {
     const record = this.#record;
-    record.events?.progress(record, value);
+    record.hooks?.progress(record, value);
   }
 
   cancelRest(): void {

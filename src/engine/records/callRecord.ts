@@ -1,7 +1,7 @@
 import type { AnyTool } from '../../types/tool.js';
 import { quote } from '../../util/describe.js';
 import type { BodyRun } from '../pool/bodyRun.js';
-import type { RecordEvents } from './recordEvents.js';
+import type { RunHooks } from '../chains/hooks.js';
 import type { StartCheckEntry } from '../chains/startChecks.js';
 import type { Decision, TraceEntry } from '../../types/decision.js';
 import type { CancelReason, ToolError } from '../../types/toolError.js';
@@ -67,8 +67,8 @@ export class CallRecord implements CallView {
   /** The running body's state, from start until it settles. */
   run: BodyRun | undefined = undefined;
 
-  /** Who watches the moments inside the stages (`events()`, event observers); undefined if nobody. */
-  events: RecordEvents | undefined = undefined;
+  /** The run's hooks (set when it received the call), which the stages call at each moment; undefined if no layer has any. */
+  hooks: RunHooks | undefined = undefined;
 
   constructor(
     readonly index: number,

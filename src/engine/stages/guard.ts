@@ -54,11 +54,11 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
       index: record.index,
       reasons,
     });
-    record.events?.approvalRequested(record, reasons);
+    record.hooks?.approvalRequested(record, reasons);
     return requestApproval(approve, request, batch.scopeFor(stage, record), approvalTimeoutMs, scheduler).then((outcome) => {
       const answer = outcome.approved ? 'allowed-once' : outcome.suspended ? 'suspend' : outcome.code;
       record.addTrace({ stage: 'approval', event: 'answer', answer });
-      record.events?.approvalAnswered(record, outcome.approved, answer);
+      record.hooks?.approvalAnswered(record, outcome.approved, answer);
       if (outcome.approved) {
         record.decidedAt = performance.now();
         return;
