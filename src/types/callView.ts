@@ -1,3 +1,4 @@
+import type { CallSlots } from './slots.js';
 import type { ResultStatus } from './toolResult.js';
 
 /**
@@ -26,4 +27,6 @@ export interface CallView {
   readonly started: boolean;
   /** When the body was invoked (`performance.now()`), or 0. */
   readonly startedAt: number;
+  /** State layers keep with the call, each under a key of its own (`CallKey`); the engine only stores it. */
+  readonly slots: CallSlots;
 }
