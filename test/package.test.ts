@@ -117,6 +117,23 @@ describe('the built package, from the repository', () => {
       console.log(program.content, configError instanceof t.ConfigError, new t.IncompleteArguments('x', '') instanceof cjs.IncompleteArguments, denied.error.code);`);
     expect(node(['--input-type=module', '-e', mixed]).trim().split('\n')).toEqual(['2 true true restricted', 'incomplete_args']);
 
+    // A durable turn of the ESM build runs a CJS run_code: the tool's trait (a program that journals its
+    // sub-calls) and the call's slot (that journal, read by the body through its ctx) are registered
+    // symbols, so the program's sub-call suspends into the turn's journal and is answered on resume.
+    const durable = `import { createRequire } from 'node:module';
+      const require = createRequire(import.meta.url);
+      const [t, zod] = await Promise.all([import('toolstream'), import('zod')]);
+      const cjs = require('toolstream');
+      const add = t.defineTool({ name: 'add', description: 'Add', input: zod.z.object({ a: zod.z.number() }), execute: ({ a }) => a + 1 });
+      const runtime = require('toolstream/quickjs').createQuickJSRuntime();
+      const pipeline = t.createPipeline({ tools: [add, cjs.runCodeTool({ runtime })], journal: t.memoryJournal(), approvalSecret: 'a test secret that is long enough to sign with', pre: [t.askTools(['add'])], approve: t.suspendApprovals() });
+      const [program] = await pipeline.run([{ id: 'p', name: 'run_code', args: { program: 'return await tools.add({ a: 1 })' } }], { turn: 't' });
+      const [approval] = await pipeline.pendingApprovals('t');
+      const [resumed] = approval === undefined ? [] : await pipeline.resume('t', { answers: [{ token: approval.token, answer: 'allowed-once' }] });
+      await runtime.close();
+      console.log(program.error?.code, approval?.callId, resumed?.value?.value);`;
+    expect(node(['--input-type=module', '-e', durable]).trim()).toBe('approval_pending p#1 2');
+
     // The built worker (bundled sucrase and trace-mapping) strips types and maps an error to the
     // program's own line and column, in both module systems.
     const program = (load: string) => `${load}

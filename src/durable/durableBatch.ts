@@ -6,8 +6,7 @@ import { awaitEach } from '../stream/awaitEach.js';
 import { holdUntil } from '../stream/holdUntil.js';
 import type { CallRecord } from '../engine/records/callRecord.js';
 import { describeError } from '../util/describe.js';
-import { attachProgramJournal, isDurableProgram } from '../engine/layerState/durableProgram.js';
-import { attachDurableCall } from '../engine/layerState/reattach.js';
+import { CALL_NAME } from '../engine/records/callSlots.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import { approvalPending } from '../engine/stages/guard.js';
 import { reorderByIndex } from '../engine/stages/reorder.js';
@@ -20,7 +19,9 @@ import { DurableTurnError } from './errors.js';
 import { asData, journaledResult, replay } from './journaledResult.js';
 import { JournalWriter } from './journalWriter.js';
 import { LeaseKeeper } from './leaseKeeper.js';
+import { isDurableProgram, PROGRAM_JOURNAL } from './durableProgram.js';
 import { ProgramJournal } from './programJournal.js';
+import { DURABLE_CALL } from './reattach.js';
 import type { DurableSettings, ResumePlan, SubBatchScope } from './settings.js';
 import { journaledBound, resumeApprover, runsAgain } from './resumeBounds.js';
 import { foldTurn, openApprovals, openProgramApprovals, type JournaledCall } from './turnState.js';
@@ -215,10 +216,13 @@ export class DurableBatch {
           writer.write({ kind: 'decided', index: record.index, decision: record.decision, args: asData(record.args), trace: record.trace ?? [], at: at() });
         }
         if (record.status !== undefined) return;
-        if (isDurableProgram(record.tool)) attachProgramJournal(record, this.#programJournal(record));
+        if (isDurableProgram(record.tool)) record.set(PROGRAM_JOURNAL, this.#programJournal(record));
         // Named by its journal key and slot: a program's sub-call is not its turn's call of the same index.
         const { scope } = this;
-        attachDurableCall(record, { turn: scope?.key ?? this.turn, index: scope?.slotOf(record.index) ?? record.index, resumed: this.plan?.journaled.get(record.index)?.started === true, leaseHeld: this.#leaseHeld });
+        const turn = scope?.key ?? this.turn;
+        const index = scope?.slotOf(record.index) ?? record.index;
+        record.set(DURABLE_CALL, { turn, index, resumed: this.plan?.journaled.get(record.index)?.started === true, leaseHeld: this.#leaseHeld });
+        record.set(CALL_NAME, ['durable', turn, index]); // its idempotency key: the same after a resume, in any process
         // The last check before the body: `started` is durable before it is invoked.
         record.addStartCheck({
           policy: '(journal)',

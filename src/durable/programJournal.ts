@@ -1,6 +1,6 @@
 import type { OperatorFunction } from 'rxjs';
 import { describeError } from '../util/describe.js';
-import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from '../engine/layerState/durableProgram.js';
+import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from './durableProgram.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { JournalStore } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';

@@ -1,5 +1,5 @@
-import { isDurableProgram } from '../engine/layerState/durableProgram.js';
-import { isReattaching } from '../engine/layerState/reattach.js';
+import { isDurableProgram } from './durableProgram.js';
+import { isReattaching } from './reattach.js';
 import { stricter } from '../tool/policy/monotonicGuard.js';
 import type { JournalStore } from '../types/journal.js';
 import type { Approver, PrePolicy } from '../types/policy.js';

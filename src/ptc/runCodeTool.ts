@@ -15,7 +15,7 @@ import { SubCalls } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
 import { brand } from '../util/brand.js';
 import { BodySuspended } from '../engine/pool/bodySuspended.js';
-import { markDurableProgram, programJournalOf } from '../engine/layerState/durableProgram.js';
+import { markDurableProgram, programJournalOf } from '../durable/durableProgram.js';
 
 /**
  * Options of {@link runCodeTool}.

@@ -1,6 +1,6 @@
 import { Subject, type Subscription } from 'rxjs';
 import { runStages } from '../engine/runStages.js';
-import type { ProgramRunJournal } from '../engine/layerState/durableProgram.js';
+import type { ProgramRunJournal } from '../durable/durableProgram.js';
 import { renderValue } from '../util/renderContent.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { PendingApproval } from '../types/pendingApproval.js';

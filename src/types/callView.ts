@@ -1,4 +1,5 @@
 import type { Decision } from './decision.js';
+import type { CallSlots } from './slots.js';
 import type { ResultStatus } from './toolResult.js';
 
 /**
@@ -33,4 +34,6 @@ export interface CallView {
   readonly started: boolean;
   /** When the body was invoked (`performance.now()`), or 0. */
   readonly startedAt: number;
+  /** State layers keep with the call, each under a key of its own (`CallKey`); the engine only stores it. */
+  readonly slots: CallSlots;
 }

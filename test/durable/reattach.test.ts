@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type AnyTool, type JournalStore, type ToolContext } from '../../src/index.js';
-import { durableCallOf, markReattaching, type DurableCall } from '../../src/engine/layerState/reattach.js';
+import { durableCallOf, markReattaching, type DurableCall } from '../../src/durable/reattach.js';
 import { ProcessView } from '../support/crashes.js';
 import { deferred } from '../support/deferred.js';
 

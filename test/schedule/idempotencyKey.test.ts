@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, memoryJournal, type ToolCall } from '../../src/index.js';
@@ -83,5 +84,14 @@ describe('ctx.idempotencyKey in a durable turn', () => {
     expect(result).toMatchObject({ status: 'ok', value: 'page' });
     expect(keys).toHaveLength(2);
     expect(keys[1]).toBe(keys[0]); // the API the body calls sees the same key, and deduplicates
+  });
+
+  it('is derived from the journal key and slot, as every version so far derived it (a fleet worker of another version agrees)', async () => {
+    const keys: string[] = [];
+    const fetch = defineTool({ name: 'fetch', description: 'f', input: z.object({}), idempotent: true, execute: (_a, ctx) => (keys.push(ctx.idempotencyKey), 'page') });
+    const pipeline = createPipeline({ tools: [fetch], journal: memoryJournal(), approvalSecret: 'a test secret that is long enough to sign with' });
+    await pipeline.run([{ id: 'f', name: 'fetch', args: {} }, { id: 'g', name: 'fetch', args: {} }], { turn: 'conv-1/resp-1' });
+    const named = (index: number) => `tsk-${createHash('sha256').update(JSON.stringify(['durable', 'conv-1/resp-1', index])).digest('base64url')}`;
+    expect(keys).toEqual([named(0), named(1)]);
   });
 });

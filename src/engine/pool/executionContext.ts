@@ -1,10 +1,11 @@
 import type { JsonValue } from '../../types/json.js';
+import type { CallKey, CallSlotsView } from '../../types/slots.js';
 import type { ToolContext } from '../../types/tool.js';
+import { CALL_SLOTS } from '../../util/slots.js';
 import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from '../records/callRecord.js';
-import { PROGRAM_JOURNAL, programJournalOfRecord, type ProgramJournal } from '../layerState/durableProgram.js';
+import { ATTEMPT } from '../records/callSlots.js';
 import { idempotencyKeyOf } from './idempotencyKey.js';
-import { ATTEMPT, DURABLE_CALL, durableCallOfRecord, type DurableCall } from '../layerState/reattach.js';
 
 /** What the context needs from the pool. */
 export interface CancelRestTarget {
@@ -49,19 +50,12 @@ export class ExecutionContext implements ToolContext {
     return idempotencyKeyOf(this.#record, () => this.#pool.subscriptionId());
   }
 
-  /** Which attempt of the body this is, 1 for the first (read by a remote tool's body, to name its job). */
-  get [ATTEMPT](): number {
-    return this.#record.attempts;
-  }
-
-  /** The journal of a program's sub-calls, in a durable turn (read by `run_code`'s body, nobody else). */
-  get [PROGRAM_JOURNAL](): ProgramJournal | undefined {
-    return programJournalOfRecord(this.#record);
-  }
-
-  /** Where the call stands in its durable turn (read by a remote tool's body, to name its job). */
-  get [DURABLE_CALL](): DurableCall | undefined {
-    return durableCallOfRecord(this.#record);
+  /**
+   * The call's slots, read side, for layers' reader functions (`slotsOf(ctx)`): a view, so the body
+   * still cannot reach the record. Made when read; most bodies never read it.
+   */
+  get [CALL_SLOTS](): CallSlotsView {
+    return new BodySlots(this.#record);
   }
 
   progress(value: JsonValue): void {
@@ -74,5 +68,18 @@ export class ExecutionContext implements ToolContext {
     // for the batch, even while its body winds down.
     const record = this.#record;
     if (record.status === undefined && !this.#run.done && record.run === this.#run) this.#pool.cancelRest('cancel_requested', record);
+  }
+}
+
+/** What a body's `ctx` shows of its call's slots: what layers set, and the engine's `ATTEMPT`. */
+class BodySlots implements CallSlotsView {
+  readonly #record: CallRecord;
+
+  constructor(record: CallRecord) {
+    this.#record = record;
+  }
+
+  get<T>(key: CallKey<T>): T | undefined {
+    return (key.id === ATTEMPT.id ? this.#record.attempts : this.#record.get(key)) as T | undefined;
   }
 }

@@ -1,23 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { CallRecord } from '../records/callRecord.js';
-import { durableCallOfRecord } from '../layerState/reattach.js';
+import { CALL_NAME } from '../records/callSlots.js';
 
 /**
  * The idempotency key of a call (`ctx.idempotencyKey`): a hash, the same for every attempt of the call
  * and derived only from what names it —
- * - in a durable turn, the durable call (its turn and slot): the same after a resume in any process;
+ * - if a layer named the call (`CALL_NAME`; a durable turn: its journal key and slot), that name: the
+ *   same after a resume in any process;
  * - else, with a turn, the turn and the call id: the same wherever the call is run again with them;
  * - else, the subscription (a random id, drawn on first use) and the call id: stable across retries
  *   within that subscription only.
  * `tsk-` and base64url: no `:`, safe in a header or a job id.
  */
 export function idempotencyKeyOf(record: CallRecord, subscription: () => string): string {
-  const durable = durableCallOfRecord(record);
-  const named =
-    durable !== undefined
-      ? ['durable', durable.turn, durable.index]
-      : record.turn !== undefined
-        ? ['turn', record.turn, record.id]
-        : ['subscription', subscription(), record.id];
+  const named = record.get(CALL_NAME) ?? (record.turn !== undefined ? ['turn', record.turn, record.id] : ['subscription', subscription(), record.id]);
   return `tsk-${createHash('sha256').update(JSON.stringify(named)).digest('base64url')}`;
 }

@@ -7,6 +7,8 @@ import type { Decision, TraceEntry } from '../../types/decision.js';
 import type { CancelReason, ToolError } from '../../types/toolError.js';
 import type { ResultStatus } from '../../types/toolResult.js';
 import type { CallView } from '../../types/callView.js';
+import type { CallKey, CallSlots } from '../../types/slots.js';
+import { ATTEMPT } from './callSlots.js';
 
 /** Why and by whom the rest of a subscription was cancelled. */
 export interface Cancellation {
@@ -23,7 +25,7 @@ export interface Cancellation {
  * into a frozen `ToolResult`. Every field is initialised in the constructor so all records share one
  * hidden class. Layers see it as a {@link CallView}.
  */
-export class CallRecord implements CallView {
+export class CallRecord implements CallView, CallSlots {
   /** The tool, once intake found it. */
   tool: AnyTool | undefined = undefined;
   /** The call's turn (`call.turn`); `undefined` for the subscription's anonymous turn. */
@@ -149,6 +151,22 @@ export class CallRecord implements CallView {
     (this.writable.trace ??= []).push(entry);
   }
 
+  /** The call's slots: state layers keep with it (see `CallKey`). The record itself, typed narrower. */
+  get slots(): CallSlots {
+    return this;
+  }
+
+  /** The value a layer set under `key` for this call (`CallSlots`). */
+  get<T>(key: CallKey<T>): T | undefined {
+    return this.extras?.slots?.get(key.id) as T | undefined;
+  }
+
+  /** Keeps `value` under `key` for this call (`CallSlots`): one `Map` for all keys, made by the first set. */
+  set<T>(key: CallKey<T>, value: T): void {
+    if (key.id === ATTEMPT.id) throw new TypeError(`${ATTEMPT.name} is answered by the engine; it cannot be set.`);
+    (this.writable.slots ??= new Map()).set(key.id, value);
+  }
+
   succeed(value: unknown, streamed: boolean): void {
     this.status = 'ok';
     this.value = value;
@@ -199,4 +217,6 @@ class CallExtras {
   meta: Record<string, unknown> | undefined = undefined;
   omitted: Omitted | undefined = undefined;
   startChecks: StartCheckEntry[] | undefined = undefined;
+  /** `CallRecord.set`: slot values by their key's registered symbol. */
+  slots: Map<symbol, unknown> | undefined = undefined;
 }
