@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { from, Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -305,6 +306,18 @@ describe('the execute chain', () => {
       const [result] = await running;
       expect(reason).toBe(why);
       expect([result?.status, result?.error?.code, result?.error?.code === 'tool_error' && result.error.cause]).toEqual(['error', 'tool_error', why]);
+    });
+
+    it('leaves no listener on a long-lived signal it was given, whether the attempt ended or was stopped', async () => {
+      const { tool } = counted('get');
+      const hang = defineTool({ name: 'hang', description: 'hangs', input, mode: 'parallel', timeoutMs: 20, execute: () => 'never asked' });
+      const session = new AbortController();
+      // For `hang`, a middleware that never settles, its signal aborted or not: its attempt is abandoned after the grace.
+      const tightening: ExecuteMiddleware = (ctx, next) => (ctx.tool.name === 'hang' ? new Promise(() => void next({ signal: session.signal })) : next({ signal: session.signal }));
+      const pipeline = createPipeline({ tools: [tool, hang], execute: [tightening], abortGraceMs: 10 });
+      const results = await pipeline.run([...Array.from({ length: 20 }, (_, i) => call(`c${i}`, 'get')), call('h', 'hang')]);
+      expect(results.map((r) => r.status)).toEqual([...Array.from({ length: 20 }, () => 'ok'), 'error']);
+      expect(getEventListeners(session.signal, 'abort')).toHaveLength(0);
     });
 
     it('rejects a tightening it cannot use; the middleware that lets it through has failed', async () => {

@@ -221,8 +221,10 @@ class AttemptChain {
       if (signal.aborted) child.abort(signal.reason);
       else {
         const onAbort = () => child.abort(signal.reason);
+        const unlisten = () => signal.removeEventListener('abort', onAbort);
         signal.addEventListener('abort', onAbort, { once: true });
-        (this.unlisten ??= []).push(() => signal.removeEventListener('abort', onAbort));
+        child.onAbort(unlisten); // the attempt stopped: the signal, which may live long, no longer holds it
+        (this.unlisten ??= []).push(unlisten);
       }
     }
     return scope === MiddlewareContext.scopeOf(ctx) && deadline === ctx.deadline ? ctx : new MiddlewareContext(this, scope, deadline);
