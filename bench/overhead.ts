@@ -43,7 +43,7 @@
 import pLimit from 'p-limit';
 import { from, ignoreElements, lastValueFrom, mergeMap, Observable, type OperatorFunction, tap, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createPipeline, defineTool, type PostPolicy, type PrePolicy, type ToolCall, type ToolResult } from '../src/index.js';
+import { createPipeline, defineTool, type ExecuteMiddleware, type PostPolicy, type PrePolicy, type ResultMiddleware, type ToolCall, type ToolResult } from '../src/index.js';
 import { argsOf, collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
 import { ALL_PARTS, contractFloor, type FloorPart } from './contractFloor.js';
 
@@ -79,6 +79,12 @@ const syncPipeline = createPipeline({ tools: [syncTool], concurrency: CONCURRENC
 const passPre = (name: string): PrePolicy => Object.defineProperty((() => undefined) as PrePolicy, 'name', { value: name });
 const acceptPost: PostPolicy = Object.defineProperty((() => undefined) as PostPolicy, 'name', { value: 'acceptPost' });
 const policyPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY, pre: [passPre('pre1'), passPre('pre2'), passPre('pre3')], post: [acceptPost] });
+// The other two chains: one execute middleware that passes every attempt on (`return next()`, as a
+// timer or a span does) and one result middleware that changes nothing, as a ratio to the plain path
+// (which runs neither: its bodies are invoked directly and its results built at once).
+const passExecute: ExecuteMiddleware = (_ctx, next) => next();
+const passResult: ResultMiddleware = () => undefined;
+const chainPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY, execute: [passExecute], result: [passResult] });
 
 const objectCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: { i } }));
 const jsonCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: `{"i":${i}}` }));
@@ -238,6 +244,7 @@ const allVariants: Variant[] = [
     },
   },
   { name: 'pipeline.run, async, 3 pre + 1 post policies', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => policyPipeline.run(objectCalls) },
+  { name: 'pipeline.run, async, 1 execute + 1 result middleware', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => chainPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 10', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtConcurrency.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 5', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtHalf.run(objectCalls) },
   { name: 'pipeline.run, async, rateLimit never waits', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => rateLimitedPipeline.run(objectCalls) },

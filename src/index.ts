@@ -6,7 +6,7 @@ export type { RetentionBudget } from './types/retention.js';
 
 // Defining tools
 export { defineTool } from './tool/defineTool.js';
-export type { AnyTool, OnError, Tool, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './types/tool.js';
+export type { AnyTool, OnError, Tool, ToolChains, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './types/tool.js';
 export { implementTool, isToolContract, toolContract } from './tool/toolContract.js';
 
 // Scheduling (limits, rate limits)
@@ -77,6 +77,10 @@ export type {
   StartVerdict,
 } from './types/policy.js';
 export type { Decision, TraceEntry } from './types/decision.js';
+
+// Execute and result middleware (with pre and post: the four chains)
+export type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Streamed, Tightening } from './types/execute.js';
+export type { ResultDraft, ResultMiddleware } from './types/resultChain.js';
 
 // Durable turns
 export { memoryJournal } from './durable/memoryJournal.js';

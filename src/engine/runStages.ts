@@ -1,4 +1,5 @@
 import { defer, identity, tap, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
+import { resultChain } from './chains/resultChain.js';
 import { BatchCancel } from './records/batchCancel.js';
 import type { CallRecord } from './records/callRecord.js';
 import type { RunHooks } from './chains/hooks.js';
@@ -59,6 +60,7 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
       return admitted.pipe(
         executeCalls(settings, signal, batch),
         postExecute(settings, signal),
+        resultChain(settings, signal),
         toResults(settings.observers, settings.onObserverError),
         taps.finished ?? identity,
         hooks === undefined ? identity : tap<ToolResult>(hooks.finished),

@@ -7,8 +7,10 @@ import type { CallRecord } from './records/callRecord.js';
 import type { RestrictionSet } from '../util/restrictionSet.js';
 import type { Decision } from '../types/decision.js';
 import type { EventObserver, ProgressLimits } from '../types/events.js';
+import type { ExecuteMiddleware } from '../types/execute.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { Approver, PostPolicy, PrePolicy } from '../types/policy.js';
+import type { ResultMiddleware } from '../types/resultChain.js';
 import type { RetentionBudget } from '../types/retention.js';
 import type { AnyTool, OnError } from '../types/tool.js';
 import type { ToolResult } from '../types/toolResult.js';
@@ -35,6 +37,11 @@ export interface PipelineSettings {
   readonly policyTimeoutMs: number | undefined;
   readonly post: readonly PostPolicy[];
   readonly postNames: readonly string[];
+  /** The pipeline's execute middleware (the tools' own are on the tools: `tool.chains`). */
+  readonly execute: readonly ExecuteMiddleware[];
+  readonly executeNames: readonly string[];
+  readonly result: readonly ResultMiddleware[];
+  readonly resultNames: readonly string[];
   readonly restrictions: RestrictionSet | undefined;
   /** The result observers (functions). */
   readonly observers: readonly ((result: ToolResult) => void)[];

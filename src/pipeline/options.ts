@@ -5,8 +5,10 @@ import type { PipelineSettings } from '../engine/settings.js';
 import { RestrictionSet } from '../util/restrictionSet.js';
 import type { Decision } from '../types/decision.js';
 import type { EventObserver, ToolObserver } from '../types/events.js';
+import type { ExecuteMiddleware } from '../types/execute.js';
 import type { JournalStore } from '../types/journal.js';
 import type { Approver, PostPolicy, PrePolicy } from '../types/policy.js';
+import type { ResultMiddleware } from '../types/resultChain.js';
 import type { RetentionBudget } from '../types/retention.js';
 import type { AnyTool, OnError } from '../types/tool.js';
 import type { ToolResult } from '../types/toolResult.js';
@@ -106,6 +108,19 @@ export interface PipelineOptions {
    */
   readonly post?: readonly PostPolicy[];
   /**
+   * Execute middleware, outermost first: a waterfall around each attempt of every call's body, inside
+   * its pool slot and after its start checks — a cache, a timer, a span. A tool's own
+   * (`chains.execute`) run inside these. See {@link ExecuteMiddleware}.
+   * @default []
+   */
+  readonly execute?: readonly ExecuteMiddleware[];
+  /**
+   * Result middleware, outermost first: the final wrapping of every result before it is frozen —
+   * redact, add metadata, count. A tool's own (`chains.result`) run inside these. See {@link ResultMiddleware}.
+   * @default []
+   */
+  readonly result?: readonly ResultMiddleware[];
+  /**
    * Told about every result as it is built (before the reorder buffer), for metrics and tracing — see
    * `otelSpans`. An observer that throws disturbs nothing: the result is delivered all the same, and
    * the error goes to `onObserverError`. An object with an `event(e)` method ({@link EventObserver})
@@ -204,6 +219,8 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   const {
     pre = [],
     post = [],
+    execute = [],
+    result = [],
     defaultDecision = 'allow',
     approve,
     approvalTimeoutMs = DEFAULT_APPROVAL_TIMEOUT_MS,
@@ -222,8 +239,10 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
   if (!isCount(progressChars, 1)) fail('progress.maxChars', 'a positive integer or Infinity', progressChars);
   if (!isCount(progressEvents, 0)) fail('progress.maxEvents', 'a non-negative integer or Infinity', progressEvents);
   if (typeof onObserverError !== 'function') fail('onObserverError', 'a function (error, result) => void', onObserverError);
-  const preNames = policyNames('pre', pre, fail);
-  const postNames = policyNames('post', post, fail);
+  const preNames = middlewareNames('pre', pre, 'pre-execute policies', 'a policy function (ctx, next) => decision', fail);
+  const postNames = middlewareNames('post', post, 'post-execute policies', 'a policy function (ctx, next) => decision', fail);
+  const executeNames = middlewareNames('execute', execute, 'execute middleware', 'an execute middleware (ctx, next) => output', fail);
+  const resultNames = middlewareNames('result', result, 'result middleware', 'a result middleware (draft, next) => void', fail);
   if (defaultDecision !== 'allow' && defaultDecision !== 'ask' && defaultDecision !== 'deny') {
     fail('defaultDecision', '"allow", "ask" or "deny"', defaultDecision);
   }
@@ -268,6 +287,10 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     policyTimeoutMs: policyTimeoutMs === Infinity ? undefined : policyTimeoutMs,
     post,
     postNames,
+    execute: Object.freeze([...execute]),
+    executeNames,
+    result: Object.freeze([...result]),
+    resultNames,
     restrictions,
     observers: observers.filter((observer) => typeof observer === 'function'),
     eventObservers: observers.filter(isEventObserver),
@@ -279,11 +302,12 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
 
 type Fail = (option: string, expected: string, received: unknown) => never;
 
-function policyNames(stage: 'pre' | 'post', policies: unknown, fail: Fail): string[] {
-  if (!Array.isArray(policies)) fail(stage, `an array of ${stage}-execute policies`, policies);
-  return (policies as unknown[]).map((policy, i) => {
-    if (typeof policy !== 'function') return fail(`${stage}[${i}]`, 'a policy function (ctx, next) => decision', policy);
-    return policy.name || `${stage}[${i}]`;
+/** The names of a chain's functions for traces and messages (the function's name, else `option[i]`). */
+function middlewareNames(option: string, list: unknown, what: string, expected: string, fail: Fail): string[] {
+  if (!Array.isArray(list)) fail(option, `an array of ${what}`, list);
+  return (list as unknown[]).map((entry, i) => {
+    if (typeof entry !== 'function') return fail(`${option}[${i}]`, expected, entry);
+    return entry.name || `${option}[${i}]`;
   });
 }
 

@@ -4,7 +4,7 @@ import { isPositiveDuration, MAX_TIMER_MS } from '../util/validate.js';
 import { resolveRetry } from './schedule/retry.js';
 import { scheduleFacts } from './schedule/scheduleFacts.js';
 import type { ScheduleFacts } from '../types/schedule.js';
-import type { Tool, ToolDefinition, ToolFacts } from '../types/tool.js';
+import type { Tool, ToolChains, ToolDefinition, ToolFacts } from '../types/tool.js';
 
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -35,7 +35,31 @@ export function defineTool<Input extends $ZodType, Output>(
   const { execute, render } = definition;
   if (typeof execute !== 'function') throw new ConfigError('defineTool', 'execute', 'a function', execute);
   if (render !== undefined && typeof render !== 'function') throw new ConfigError('defineTool', 'render', 'a function (value) => string', render);
-  return Object.freeze({ ...facts, ...scheduleFacts('defineTool', definition), execute, render });
+  const chains = toolChains(definition.chains);
+  return Object.freeze({ ...facts, ...scheduleFacts('defineTool', definition), execute, render, chains });
+}
+
+/**
+ * Checks a tool's own middleware and freezes copies of its lists (changing the arrays given changes
+ * nothing); `undefined` when it has none, so a tool without middleware costs its calls nothing.
+ * @throws {ConfigError} naming the list or the entry that is not a function
+ */
+function toolChains<Args>(chains: ToolChains<Args> | undefined): ToolChains<Args> | undefined {
+  if (chains === undefined) return undefined;
+  if (typeof chains !== 'object' || chains === null) throw new ConfigError('defineTool', 'chains', 'an object { execute?, result? }', chains);
+  const execute = middlewareList('chains.execute', chains.execute, 'an execute middleware (ctx, next) => output');
+  const result = middlewareList('chains.result', chains.result, 'a result middleware (draft, next) => void');
+  if (execute === undefined && result === undefined) return undefined;
+  return Object.freeze({ ...(execute === undefined ? {} : { execute }), ...(result === undefined ? {} : { result }) });
+}
+
+function middlewareList<F>(option: string, list: readonly F[] | undefined, expected: string): readonly F[] | undefined {
+  if (list === undefined) return undefined;
+  if (!Array.isArray(list)) throw new ConfigError('defineTool', option, `an array of middleware: ${expected}`, list);
+  list.forEach((entry: unknown, i) => {
+    if (typeof entry !== 'function') throw new ConfigError('defineTool', `${option}[${i}]`, expected, entry);
+  });
+  return list.length === 0 ? undefined : Object.freeze([...list]);
 }
 
 /**

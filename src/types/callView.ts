@@ -30,9 +30,9 @@ export interface CallView {
   readonly reasons: readonly string[];
   /** Set once, when the outcome is decided; a call with a status is finished. */
   readonly status: ResultStatus | undefined;
-  /** The body was invoked. */
+  /** The body was invoked (or, with execute middleware, the chain in its place). */
   readonly started: boolean;
-  /** When the body was invoked (`performance.now()`), or 0. */
+  /** When it was (`performance.now()`), or 0. */
   readonly startedAt: number;
   /** State layers keep with the call, each under a key of its own (`CallKey`); the engine only stores it. */
   readonly slots: CallSlots;

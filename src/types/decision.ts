@@ -8,8 +8,9 @@ export type Decision = 'allow' | 'ask' | 'deny';
  * One event of a call's policy trace, in the order it happened: decisions as the pre-execute chain
  * unwound (innermost first), refused relaxations, argument rewrites, failures, the approver's answer,
  * a denial (or failure) of a check before the body's start, each failed attempt of a retried body
- * (`stage: 'execute'`, `event: 'attempt_failed'`: its error and the delay before the next), and
- * post-execute verdicts.
+ * (`stage: 'execute'`, `event: 'attempt_failed'`: its error and the delay before the next), a failure
+ * of execute middleware (`stage: 'execute'`, `event: 'failed'`), post-execute verdicts, and a failure
+ * of result middleware (`stage: 'result'`).
  *
  * @example
  * ```ts
@@ -22,7 +23,7 @@ export type TraceEntry =
   | { readonly stage: 'pre'; readonly event: 'decision'; readonly policy: string; readonly decision: Decision; readonly reason: string | undefined }
   | { readonly stage: 'pre'; readonly event: 'rewrite'; readonly policy: string }
   | { readonly stage: 'pre' | 'post'; readonly event: 'relax_refused'; readonly policy: string; readonly from: string; readonly to: string }
-  | { readonly stage: 'pre' | 'post'; readonly event: 'failed'; readonly policy: string; readonly message: string }
+  | { readonly stage: 'pre' | 'execute' | 'post' | 'result'; readonly event: 'failed'; readonly policy: string; readonly message: string }
   | { readonly stage: 'approval'; readonly event: 'answer'; readonly answer: string }
   | { readonly stage: 'start'; readonly event: 'decision'; readonly policy: string; readonly decision: 'deny'; readonly reason: string | undefined }
   | { readonly stage: 'start'; readonly event: 'failed'; readonly policy: string; readonly message: string }

@@ -11,8 +11,8 @@ import type { ToolResult } from './toolResult.js';
  *
  * ```
  * intake ─► received ─► pre chain ─► decided ─► guard ─► [approvalRequested ─► approvalAnswered]
- *   ─► admission ─► slot ─► start checks ─► started ─► body ─► [progress]* ─► [retry ─► body]*
- *   ─► post chain ─► result ─► finished ─► reorder
+ *   ─► admission ─► slot ─► start checks ─► started ─► execute chain ─► body ─► [progress]*
+ *   ─► [retry ─► execute chain ─► body]* ─► post chain ─► result chain ─► result ─► finished ─► reorder
  * ```
  *
  * With no hooks in a run the engine pays one property read at each point.
@@ -34,12 +34,12 @@ export interface CallHooks {
   readonly approvalRequested?: (call: CallView, reasons: readonly string[]) => void;
   /** The approver answered, or the question timed out or was withdrawn (`answer`: `allowed-once`, `suspend`, or the denial's code). */
   readonly approvalAnswered?: (call: CallView, approved: boolean, answer: string) => void;
-  /** The pool invoked the body (its first attempt; `call.startedAt` is when). */
+  /** The pool started the call's first attempt: its execute chain, or its body if it has none (`call.startedAt` is when). */
   readonly started?: (call: CallView) => void;
   /** The body called `ctx.progress(value)`. */
   readonly progress?: (call: CallView, value: unknown) => void;
   /** An attempt failed and attempt `attempt + 1` starts after `delayMs`. */
   readonly retry?: (call: CallView, attempt: number, error: AttemptError, delayMs: number) => void;
-  /** The result is built (after the post-execute chain), in completion order, before reordering. */
+  /** The result is built (after the post-execute and result chains), in completion order, before reordering. */
   readonly finished?: (result: ToolResult) => void;
 }

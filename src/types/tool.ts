@@ -1,7 +1,9 @@
 // Tools: their definition, the context a body sees, and the frozen tool a pipeline holds. (A leaf: imports only from types/.)
 import type { Observable } from 'rxjs';
 import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
+import type { ExecuteMiddleware } from './execute.js';
 import type { JsonValue } from './json.js';
+import type { ResultMiddleware } from './resultChain.js';
 import type { ResolvedRetry, RetryOptions } from './retry.js';
 import type { Limiter, LimitOptions, RateLimiter, RateLimitOptions, ScheduleFacts, ToolStart } from './schedule.js';
 
@@ -173,6 +175,13 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * @default 'eager'
    */
   readonly start?: ToolStart;
+  /**
+   * Middleware of this tool's own: `execute` around each attempt of its body, inside the pipeline's
+   * `execute` (a cache of one tool); `result` over each of its results, inside the pipeline's `result`.
+   * See {@link ExecuteMiddleware} and {@link ResultMiddleware}.
+   * @default none
+   */
+  readonly chains?: ToolChains<SchemaOutput<Input>>;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
   /**
@@ -187,10 +196,30 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
 // Method syntax makes the parameter bivariant, so a tool of any output (even `never`) is an `AnyTool`.
 type Render<Output> = { render(value: Output): string }['render'];
 
+/**
+ * A tool's own middleware (`defineTool({ chains })`), run inside the pipeline's.
+ *
+ * @typeParam Args - the tool's admitted arguments (its schema's output), as its execute middleware sees them.
+ *
+ * @example
+ * ```ts
+ * const weather = defineTool({
+ *   ...definition,
+ *   chains: { execute: [(ctx, next) => forecasts.get(ctx.args.city) ?? next()] },
+ * });
+ * ```
+ */
+export interface ToolChains<Args = unknown> {
+  readonly execute?: readonly ExecuteMiddleware<Args>[];
+  readonly result?: readonly ResultMiddleware[];
+}
+
 /** A validated, frozen tool, ready for a pipeline. Build one with {@link defineTool}. */
 export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
-  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render' | 'retry' | keyof ScheduleFacts>>,
+  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render' | 'retry' | 'chains' | keyof ScheduleFacts>>,
     ScheduleFacts<SchemaOutput<Input>> {
+  /** The tool's own middleware (frozen copies of the lists it was given); undefined for none. */
+  readonly chains: ToolChains<SchemaOutput<Input>> | undefined;
   readonly timeoutMs: number | undefined;
   /** The tool's `retry`, defaults filled in; undefined for none. */
   readonly retry: ResolvedRetry | undefined;
@@ -203,5 +232,5 @@ export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyTool = Tool<any, any>;
 
-/** What a tool is, without its body: everything {@link defineTool} checks but `execute` and `render`. */
-export type ToolFacts<Input extends $ZodType = $ZodType> = Omit<Tool<Input>, 'execute' | 'render' | keyof ScheduleFacts>;
+/** What a tool is, without its body: everything {@link defineTool} checks but `execute`, `render` and `chains`. */
+export type ToolFacts<Input extends $ZodType = $ZodType> = Omit<Tool<Input>, 'execute' | 'render' | 'chains' | keyof ScheduleFacts>;

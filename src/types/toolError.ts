@@ -184,8 +184,11 @@ export interface DeniedError {
 export interface PolicyError {
   readonly code: 'policy_error';
   readonly message: string;
-  /** The chain that failed: pre-execute, a check before the body's start, or post-execute. */
-  readonly stage: 'pre' | 'start' | 'post';
+  /**
+   * The chain that failed: pre-execute, a check before the body's start, execute middleware (see
+   * `ExecuteMiddleware`), post-execute, or result middleware.
+   */
+  readonly stage: 'pre' | 'start' | 'execute' | 'post' | 'result';
   readonly policy: string;
   readonly cause: unknown;
 }

@@ -79,11 +79,15 @@ interface ResultBase {
   readonly meta: Readonly<Record<string, unknown>>;
   /** What the output budget dropped (exact counts); `undefined` when nothing was. */
   readonly omitted: { readonly items: number; readonly characters: number; readonly lines: number } | undefined;
-  /** Whether the tool body started. */
+  /**
+   * Whether the tool body started — or, with execute middleware, the call's execution (the chain runs
+   * in the body's place: a call a middleware answered or denied without the body counts as started).
+   */
   readonly started: boolean;
   /**
-   * How many times the body ran: 1 when it was not retried, more when the tool's `retry` ran it again
-   * (the trace holds each failed attempt's error), 0 when it never started.
+   * How many times the body ran (with execute middleware: how many attempts the chain ran): 1 when it
+   * was not retried, more when the tool's `retry` ran it again (the trace holds each failed attempt's
+   * error), 0 when it never started.
    */
   readonly attempts: number;
   readonly timing: ToolTiming;

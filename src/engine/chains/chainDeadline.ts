@@ -43,7 +43,7 @@ export class ChainDeadline {
    * `folder` has folded so far and a failure blaming the most recent pending policy. A chain that
    * already decided (a value, not a promise) is its outcome at once, as a value.
    */
-  race<D>(chain: MaybePromise<WaterfallOutcome<D>>, folder: WaterfallFold<D>): MaybePromise<WaterfallOutcome<D>> {
+  race<D>(chain: MaybePromise<WaterfallOutcome<D>>, folder: Pick<WaterfallFold<D>, 'current'>): MaybePromise<WaterfallOutcome<D>> {
     const failed = (failure: WaterfallFailure): WaterfallOutcome<D> => ({ decision: folder.current(), failure });
     if (!(chain instanceof Promise)) {
       // The chain decided at once: nothing to race, no timer armed — unless the stage had already stopped.

@@ -112,26 +112,43 @@ export function runWaterfall<Ctx, D>(
     };
 
     pending.add(i);
-    let returned: unknown;
-    let then: unknown;
-    try {
-      returned = policies[i]!(contexts[i]!, next);
-      then = (typeof returned === 'object' && returned !== null) || typeof returned === 'function' ? (returned as PromiseLike<unknown>).then : undefined;
-    } catch (error) {
-      fail(name, `threw: ${describeError(error)}`, error);
-      return settle(undefined);
-    }
-    if (typeof then !== 'function') return settle(returned);
-    return (async () => {
-      let value: unknown;
-      try {
-        value = await returned;
-      } catch (error) {
-        fail(name, `threw: ${describeError(error)}`, error);
-      }
-      return settle(value);
-    })();
+    return answerOf(policies[i]!, contexts[i]!, next, name, fail, settle);
   };
 
   return thenOrNow(dispatch(0), (decision) => ({ decision, failure }));
+}
+
+/**
+ * Calls one function of a chain, `fn(a, b)`, and hands what it answered to `settle`: at once when it
+ * answered a value, once settled when it answered a thenable. A throw or a rejection is told to `fail`
+ * (as `threw: …`, blaming `name`), and `settle` then gets `undefined`. Never throws or rejects (unless
+ * `settle` does).
+ */
+export function answerOf<A, B, R>(
+  fn: (a: A, b: B) => unknown,
+  a: A,
+  b: B,
+  name: string,
+  fail: (policy: string, message: string, cause: unknown) => void,
+  settle: (value: unknown) => MaybePromise<R>,
+): MaybePromise<R> {
+  let returned: unknown;
+  let then: unknown;
+  try {
+    returned = fn(a, b);
+    then = (typeof returned === 'object' && returned !== null) || typeof returned === 'function' ? (returned as PromiseLike<unknown>).then : undefined;
+  } catch (error) {
+    fail(name, `threw: ${describeError(error)}`, error);
+    return settle(undefined);
+  }
+  if (typeof then !== 'function') return settle(returned);
+  return (async () => {
+    let value: unknown;
+    try {
+      value = await returned;
+    } catch (error) {
+      fail(name, `threw: ${describeError(error)}`, error);
+    }
+    return settle(value);
+  })();
 }

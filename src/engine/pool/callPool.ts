@@ -16,9 +16,12 @@ import { LimitWaits, type Acquired, type GateOf } from './limitWaits.js';
 import { limiterPermits } from '../../tool/schedule/limiter.js';
 import { rateLimiterTokens } from '../../tool/schedule/rateLimiter.js';
 import { OutcomeUnknown } from './outcomeUnknown.js';
-import { invokeBody, type BodySink } from './invokeBody.js';
+import { invokeBody } from './invokeBody.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from '../chains/startChecks.js';
 import { refuseStart } from '../chains/refuseStart.js';
+import { ChainsByTool } from '../chains/chainsByTool.js';
+import { runExecuteChain, type ExecuteFailure, type ExecuteHost } from '../chains/executeChain.js';
+import { refuseExecute } from '../chains/refuseExecute.js';
 import { ResultOrder } from './resultOrder.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { Drain } from '../../stream/drain.js';
@@ -75,6 +78,10 @@ import { mayRetry, retryDelay } from '../../tool/schedule/retry.js';
  *    first once the source completed; an exclusive one waits at the head, and an exclusive head waits
  *    for every call in `responseWaits`, so order holds. If the source errors, all of them (waiting or
  *    still queued) are answered `cancelled` (`response_failed`) before the error is forwarded.
+ * 8e. With execute middleware (the pipeline's `execute`, the tool's `chains.execute`), each attempt runs
+ *    through them (`runExecuteChain`) instead of invoking the body directly: inside the attempt's slot
+ *    and time limit, which a middleware may shorten (`tightenTimeout`). A failure of the chain's own
+ *    (`chainFailed`) answers the call without a retry and cancels nothing.
  * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
  *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
  *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
@@ -83,7 +90,7 @@ import { mayRetry, retryDelay } from '../../tool/schedule/retry.js';
  * up the work), and cancelling a backlog of any size is one loop, so synchronous bodies and 20k-call
  * backlogs neither overflow the stack nor stall.
  */
-export class CallPool implements BodySink {
+export class CallPool implements ExecuteHost {
   /** Records waiting for a slot, in arrival order. */
   private readonly queue = new Fifo<CallRecord>();
   /** Records whose body holds a slot. */
@@ -115,6 +122,10 @@ export class CallPool implements BodySink {
   private readonly onGraceOver = (record: CallRecord | undefined) => this.abandon(record!);
   private readonly onBackoffOver = (record: CallRecord | undefined) => this.retryNow(record!);
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
+  /** The execute middleware of each tool's calls; none for most, whose bodies are invoked directly. */
+  private readonly executeChains: ChainsByTool<'execute'>;
+  /** The time limits middleware shortened, by attempt: what a `timeout` then reports. */
+  private tightened: WeakMap<BodyRun, number> | undefined = undefined;
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -129,6 +140,7 @@ export class CallPool implements BodySink {
     this.deadlines = new Deadlines(settings.scheduler, (record) => this.timeout(record));
     this.order = new ResultOrder(settings.maxPending);
     this.drain = new Drain(destination);
+    this.executeChains = new ChainsByTool('execute', { middleware: settings.execute, names: settings.executeNames });
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -224,6 +236,28 @@ export class CallPool implements BodySink {
       this.failed(record);
     }
     this.pump();
+  }
+
+  chainFailed(record: CallRecord, run: BodyRun, failure: ExecuteFailure): void {
+    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
+    if (run.done || this.closed) return this.settledLate(record);
+    if (this.retryAfterSettled(record, run)) return;
+    this.release(record);
+    if (record.status === undefined) {
+      record.endedAt = performance.now();
+      refuseExecute(record, failure);
+      this.pump(); // the middleware's failure, not the tool's: it cancels nothing (see 8e)
+      this.emit(record);
+    } else {
+      this.pump();
+    }
+  }
+
+  tightenTimeout(record: CallRecord, run: BodyRun, ms: number): void {
+    if (run !== record.run || run.done || record.status !== undefined || this.closed) return;
+    run.clearTimer();
+    (this.tightened ??= new WeakMap()).set(run, ms);
+    run.timer = this.deadlines.add(record, ms);
   }
 
   /**
@@ -549,14 +583,16 @@ export class CallPool implements BodySink {
     if (timeoutMs !== undefined) run.timer = this.deadlines.add(record, timeoutMs);
     const { retention } = this.settings;
     const maxItems = retention.size === 0 ? Infinity : (retention.get(record.tool!.name)?.maxItems ?? Infinity);
-    invokeBody(this, record, new ExecutionContext(this, record), maxItems);
+    const chain = this.executeChains.of(record.tool);
+    if (chain === undefined) invokeBody(this, record, new ExecutionContext(this, record), maxItems);
+    else runExecuteChain(this, record, chain, maxItems, timeoutMs, this.settings.scheduler);
   }
 
   private timeout(record: CallRecord): void {
     const run = record.run!;
     run.timer = undefined;
     if (record.status !== undefined || this.closed) return;
-    const timeoutMs = this.timeoutOf(record)!;
+    const timeoutMs = this.tightened?.get(run) ?? this.timeoutOf(record)!;
     if (run.stopBody === BETWEEN_ATTEMPTS) return this.waitedTooLong(record, timeoutMs);
     const failure = { code: 'timeout', message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`, timeoutMs } as const;
     const delayMs = this.retryDelayAfter(record, failure);

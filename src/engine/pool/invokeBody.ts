@@ -20,12 +20,25 @@ export interface BodySink {
  * AsyncIterable; a synchronous throw, a rejection and a stream error are all failures. Streamed items
  * are collected into an array, keeping the first `maxItems` and counting the rest into `record.omitted`.
  * A promise that resolves with a `streamHandoff` (see there) is collected as the stream it hands off.
+ * `run` is the attempt's (an execute chain gives the body a run of its own, inside the attempt's).
  */
-export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext, maxItems: number): void {
-  const run = record.run!;
+export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext, maxItems: number, run: BodyRun = record.run!): void {
   let output: unknown;
   try {
     output = record.tool!.execute(record.args, ctx);
+  } catch (error) {
+    sink.rejectBody(record, run, error, undefined);
+    return;
+  }
+  deliverOutput(sink, record, run, output, maxItems);
+}
+
+/**
+ * Reports what a body returned (see {@link invokeBody}) to `sink`: a value at once, anything else once
+ * it settled. An execute middleware's output is delivered the same way: it returns what a body would.
+ */
+export function deliverOutput(sink: BodySink, record: CallRecord, run: BodyRun, output: unknown, maxItems: number): void {
+  try {
     if ((typeof output === 'object' && output !== null) || typeof output === 'function') {
       const then: unknown = (output as PromiseLike<unknown>).then;
       if (typeof then === 'function') {

@@ -1,0 +1,45 @@
+import type { AnyTool, ToolChains } from '../../types/tool.js';
+
+/** A chain's functions, outermost first, and their names (for traces and messages). */
+export interface Chain<F> {
+  readonly middleware: readonly F[];
+  readonly names: readonly string[];
+}
+
+/**
+ * The chain a call runs: the pipeline's middleware, then its tool's own (`tool.chains`), composed once
+ * per tool and kept for the subscription. `undefined` when both are empty, so a call of a tool without
+ * middleware in a pipeline without any pays two property reads and nothing else.
+ *
+ * @example
+ * ```ts
+ * const executeChains = new ChainsByTool('execute', { middleware: settings.execute, names: settings.executeNames });
+ * const chain = executeChains.of(record.tool); // undefined: invoke the body directly
+ * ```
+ */
+export class ChainsByTool<K extends keyof ToolChains> {
+  private readonly byTool = new Map<AnyTool, Chain<Entry<K>>>();
+
+  constructor(
+    private readonly kind: K,
+    private readonly pipeline: Chain<Entry<K>>,
+  ) {}
+
+  of(tool: AnyTool | undefined): Chain<Entry<K>> | undefined {
+    const own = tool?.chains?.[this.kind] as readonly Entry<K>[] | undefined;
+    if (own === undefined) return this.pipeline.middleware.length === 0 ? undefined : this.pipeline;
+    let chain = this.byTool.get(tool!);
+    if (chain === undefined) {
+      const { middleware, names } = this.pipeline;
+      chain = {
+        middleware: [...middleware, ...own],
+        names: [...names, ...own.map((entry, i) => (entry as { name?: string }).name || `${tool!.name}.chains.${this.kind}[${i}]`)],
+      };
+      this.byTool.set(tool!, chain);
+    }
+    return chain;
+  }
+}
+
+/** One function of a tool's chain of kind `K`. */
+type Entry<K extends keyof ToolChains> = NonNullable<ToolChains[K]>[number];
