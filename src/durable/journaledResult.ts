@@ -1,4 +1,3 @@
-import type { CallRecord } from '../engine/records/callRecord.js';
 import { describeValue } from '../util/describe.js';
 import { snapshotValue } from '../util/snapshot.js';
 import type { JournaledResult } from '../types/journal.js';
@@ -37,13 +36,4 @@ function errorOf(error: ToolError): { readonly code: ToolError['code']; readonly
   } catch {
     return { code: error.code, message: error.message };
   }
-}
-
-/** A call's journaled outcome, as its result: the same model-facing fields, and it never runs. */
-export function replay(record: CallRecord, result: JournaledResult): void {
-  record.replayed = true;
-  record.started = result.started;
-  record.content = result.content;
-  if (result.status === 'ok') record.succeed(result.value, result.streamed === true);
-  else record.fail(result.status, result.error as ToolError);
 }

@@ -1,4 +1,5 @@
-import { defer, identity, tap, type MonoTypeOperatorFunction, type OperatorFunction } from 'rxjs';
+import { defer, identity, tap, type OperatorFunction } from 'rxjs';
+import { awaitEach } from '../stream/awaitEach.js';
 import { resultChain } from './chains/resultChain.js';
 import { BatchCancel } from './records/batchCancel.js';
 import type { CallRecord } from './records/callRecord.js';
@@ -14,19 +15,6 @@ import type { ToolResult } from '../types/toolResult.js';
 import type { PipelineSettings } from './settings.js';
 
 /**
- * Where the journal of a durable turn works on the records between the stages, as operators: after
- * intake (`received`: it restores what a resume replays), after pre-execute (`decided`), after the
- * guard (`admitted`), and on the results (`finished`: it holds each until its entry is durable). The
- * stages know nothing of it. (To be replaced by hooks with verdicts and awaitable `finished`: issue 25.)
- */
-export interface StageTaps {
-  readonly received?: MonoTypeOperatorFunction<CallRecord>;
-  readonly decided?: MonoTypeOperatorFunction<CallRecord>;
-  readonly admitted?: MonoTypeOperatorFunction<CallRecord>;
-  readonly finished?: MonoTypeOperatorFunction<ToolResult>;
-}
-
-/**
  * Every stage but the reordering: results come out as calls finish. Each subscription is a batch of
  * its own. (A program's sub-calls run through this, so a quick result is not held behind a slow one.)
  * It reads its calls to the end, aborted or not (each answered `cancelled` then): `stopWhenAborted` stops a source.
@@ -35,13 +23,14 @@ export interface StageTaps {
  *
  * @example
  * ```ts
- * calls$.pipe(runStages(settings, signal, {}, runHooks([eventHooks])), reorderByIndex()).subscribe(sendToModel);
+ * calls$.pipe(runStages(settings, signal, runHooks([journalHooks, eventHooks])), reorderByIndex()).subscribe(sendToModel);
  * ```
  *
- * `hooks` are called at each moment of each call (see `CallHooks`), after the taps at the same point:
- * the events layer reports what the journal restored.
+ * `hooks` are called at each moment of each call (see `CallHooks`): a `received` verdict settles the
+ * call before any policy, and a `finished` promise holds its result until it settled — a rejection
+ * errors the run. Without hooks none of this is in the pipe.
  */
-export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, taps: StageTaps = {}, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
+export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
   return (calls) =>
     defer(() => {
       // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
@@ -49,26 +38,23 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
       const admitted = calls.pipe(
         intake(settings),
         tap(batch.received), // counted in: a turn stays cancelled while it has unfinished calls
-        taps.received ?? identity,
         hooks === undefined ? identity : tap((record) => received(record, hooks)),
         preExecute(settings, batch),
-        taps.decided ?? identity,
         hooks === undefined ? identity : tap<CallRecord>(hooks.decided),
         guard(settings, batch),
-        taps.admitted ?? identity,
       );
       return admitted.pipe(
         executeCalls(settings, signal, batch),
         postExecute(settings, signal),
         resultChain(settings, signal),
         toResults(settings.observers, settings.onObserverError),
-        taps.finished ?? identity,
-        hooks === undefined ? identity : tap<ToolResult>(hooks.finished),
+        // Synchronous while every layer's `finished` is: a promise holds only its own result.
+        hooks === undefined ? identity : awaitEach<ToolResult>(hooks.finished),
       );
     });
 }
 
-/** The record carries its run's hooks from here on, so the stages inside call them without being handed them. */
+/** The record carries its run's hooks from here on, so the stages inside call them without being handed them; a layer's verdict settles it now. */
 function received(record: CallRecord, hooks: RunHooks): void {
   record.hooks = hooks;
   hooks.received(record);

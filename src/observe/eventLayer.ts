@@ -1,5 +1,4 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import { runHooks, type RunHooks } from '../engine/chains/hooks.js';
 import { describeError, describeValue } from '../util/describe.js';
 import { retainText } from '../util/textRetainer.js';
 import type { CallView } from '../types/callView.js';
@@ -10,8 +9,11 @@ import type { ToolCall } from '../types/toolCall.js';
 import type { ToolError } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';
 
-/** The stages of one run, given the hooks to call at each moment of each call; results in model order. */
-export type HookedStages = (hooks: RunHooks | undefined) => OperatorFunction<ToolCall, ToolResult>;
+/**
+ * The stages of one run, given a layer's hooks to call at each moment of each call (after the hooks
+ * of the layers inside: the journal's); results in model order.
+ */
+export type HookedStages = (hooks: CallHooks | undefined) => OperatorFunction<ToolCall, ToolResult>;
 
 /**
  * The run as a stream of {@link PipelineEvent}s: a layer over the stages, like the durable journal,
@@ -21,7 +23,7 @@ export type HookedStages = (hooks: RunHooks | undefined) => OperatorFunction<Too
  *
  * @example
  * ```ts
- * calls$.pipe(runWithEvents((hooks) => runStages(settings, signal, {}, hooks), limits, observers));
+ * calls$.pipe(runWithEvents((hooks) => runStages(settings, signal, runHooks([hooks])), limits, observers));
  * ```
  */
 export function runWithEvents(
@@ -35,7 +37,7 @@ export function runWithEvents(
         subscriber.next(event);
         for (const observer of observers) notify(observer, event);
       });
-      return calls.pipe(stages(runHooks([layer]))).subscribe({
+      return calls.pipe(stages(layer)).subscribe({
         next: (result) => layer.emit({ type: 'result', ...base(result, performance.now()), result }),
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),

@@ -1,6 +1,7 @@
 import { defer, filter, map, Observable, type OperatorFunction } from 'rxjs';
 import { ConfigError, SourceError } from '../util/errors.js';
 import { runStages } from '../engine/runStages.js';
+import { runHooks } from '../engine/chains/hooks.js';
 import { availableTools } from '../engine/settings.js';
 import { resolvePipelineOptions, type PipelineOptions } from './options.js';
 import { DurableBatch } from '../durable/durableBatch.js';
@@ -60,7 +61,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   /** The stages of one run, given its hooks, results in model order: plain or durable. */
   const tappedStages = (signal: AbortSignal | undefined, batch: DurableBatch | undefined, turn: string | undefined): HookedStages => {
-    if (batch === undefined) return (hooks) => (calls) => calls.pipe(runStages(settings, signal, {}, hooks), reorderByIndex());
+    if (batch === undefined) return (hooks) => (calls) => calls.pipe(runStages(settings, signal, runHooks([hooks])), reorderByIndex());
     return (hooks) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, hooks));
   };
 

@@ -1,5 +1,7 @@
-import type { Decision } from './decision.js';
+import type { Decision, TraceEntry } from './decision.js';
 import type { CallSlots } from './slots.js';
+import type { AnyTool } from './tool.js';
+import type { ToolError } from './toolError.js';
 import type { ResultStatus } from './toolResult.js';
 
 /**
@@ -22,14 +24,24 @@ export interface CallView {
   readonly name: string;
   /** The call's turn (`call.turn`); `undefined` for the subscription's anonymous turn. */
   readonly turn: string | undefined;
+  /** The tool, once intake found it. */
+  readonly tool: AnyTool | undefined;
+  /** The arguments as sent: the JSON text, the snapshot of an object, or an `IncompleteArguments`. */
+  readonly rawArgs: unknown;
+  /** The admitted arguments (the schema's output, after rewrites), frozen; as sent until intake parsed them. */
+  readonly args: unknown;
   /** The folded pre-execute decision; undefined until pre-execute ran (or when intake failed). */
   readonly decision: Decision | undefined;
   /** The policy whose decision set the final level (`'(default)'` when none did). */
   readonly decidedBy: string;
   /** The reasons the policies gave, in order. */
   readonly reasons: readonly string[];
+  /** The policies' decisions and rewrites so far, in order. */
+  readonly trace: readonly TraceEntry[] | undefined;
   /** Set once, when the outcome is decided; a call with a status is finished. */
   readonly status: ResultStatus | undefined;
+  /** The failure, once the call failed. */
+  readonly error: ToolError | undefined;
   /** The body was invoked (or, with execute middleware, the chain in its place). */
   readonly started: boolean;
   /** When it was (`performance.now()`), or 0. */

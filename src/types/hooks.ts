@@ -1,5 +1,7 @@
 import type { CallView } from './callView.js';
+import type { JournaledResult } from './journal.js';
 import type { AttemptError } from './retry.js';
+import type { ApprovalPendingError } from './toolError.js';
 import type { ToolResult } from './toolResult.js';
 
 /**
@@ -26,8 +28,12 @@ import type { ToolResult } from './toolResult.js';
  * ```
  */
 export interface CallHooks {
-  /** After intake, before any policy (also for a call that intake failed, or a resumed call already answered). */
-  readonly received?: (call: CallView) => void;
+  /**
+   * After intake, before any policy (also for a call that intake failed). May return a verdict that
+   * settles the call (a resume's journal: see {@link ReceivedVerdict}); the engine applies it before the
+   * next layer's `received`, so later layers see the call settled. The first verdict wins.
+   */
+  readonly received?: (call: CallView) => ReceivedVerdict | void;
   /** The pre-execute chain has run (also when the call was finished before it: look at `call.status`). */
   readonly decided?: (call: CallView) => void;
   /** The guard is about to ask the approver. */
@@ -40,6 +46,36 @@ export interface CallHooks {
   readonly progress?: (call: CallView, value: unknown) => void;
   /** An attempt failed and attempt `attempt + 1` starts after `delayMs`. */
   readonly retry?: (call: CallView, attempt: number, error: AttemptError, delayMs: number) => void;
-  /** The result is built (after the post-execute and result chains), in completion order, before reordering. */
-  readonly finished?: (result: ToolResult) => void;
+  /**
+   * The result is built (after the post-execute and result chains), in completion order, before reordering. A
+   * returned promise holds the result back until it settles, and the hooks of later layers run once it
+   * settled; results go on in the order their hooks settled (a journal's promises settle in the order
+   * its entries were written, so its results keep completion order). A rejection errors the run with
+   * its reason (the journal's `journal_failed`, `lease_lost`): no result is given out after it, and the
+   * error waits for the calls still in flight. Returning nothing passes the result on at once.
+   */
+  readonly finished?: (result: ToolResult) => void | PromiseLike<void>;
 }
+
+/**
+ * What a `received` hook may answer instead of letting a call go on to the policies: its outcome, known
+ * already. Only a resume's journal gives verdicts (decision D1 of issue 25: no policy and no approver sees
+ * a call a resume settles). The engine applies it to the call:
+ * - `replay`: the journaled result, as the model saw it the first time (status, content, value or error,
+ *   `started`); final — the post-execute chain passes it untouched and the body never runs.
+ * - `in-place`: the call started before a crash and may not run again: it waits for its turn in the
+ *   pool like any call and fails there with `outcome` (`outcome_unknown`), as a body failure of its mode
+ *   would (an exclusive one cancels the rest of its turn unless `onError` says otherwise).
+ * - `suspended`: the call still waits for a human's answer (`approval_pending`), holding its place.
+ *
+ * @example
+ * ```ts
+ * const replayFinished: CallHooks = {
+ *   received: (call) => (call.index === 0 ? { kind: 'replay', result: { status: 'ok', content: '42', value: 42, started: true } } : undefined),
+ * };
+ * ```
+ */
+export type ReceivedVerdict =
+  | { readonly kind: 'replay'; readonly result: JournaledResult }
+  | { readonly kind: 'in-place'; readonly outcome: { readonly kind: 'outcome-unknown'; readonly message: string } }
+  | { readonly kind: 'suspended'; readonly error: ApprovalPendingError };

@@ -1,17 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { lastValueFrom, of, tap, toArray } from 'rxjs';
+import { lastValueFrom, of, toArray } from 'rxjs';
 import { runHooks } from '../../src/engine/chains/hooks.js';
 import { runStages } from '../../src/engine/runStages.js';
 import { CallRecord } from '../../src/engine/records/callRecord.js';
-import { createPipeline, defineTool } from '../../src/index.js';
+import { reorderByIndex } from '../../src/engine/stages/reorder.js';
+import { createPipeline, defineTool, memoryJournal, type JournalStore, type PipelineEvent } from '../../src/index.js';
 import { resolvePipelineOptions } from '../../src/pipeline/options.js';
-import type { CallHooks } from '../../src/types/hooks.js';
+import type { CallHooks, ReceivedVerdict } from '../../src/types/hooks.js';
+import type { PendingApproval } from '../../src/types/pendingApproval.js';
 import type { CallView } from '../../src/types/callView.js';
 import type { ToolCall } from '../../src/types/toolCall.js';
 import type { ToolResult } from '../../src/types/toolResult.js';
 import { z } from 'zod';
 
-const call = (index: number): CallView => new CallRecord(index, `c${index}`, 'echo', {}, 0);
+/** Resolves once `condition` holds, checked after each turn of the event loop. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+const call = (index: number): CallRecord => new CallRecord(index, `c${index}`, 'echo', {}, 0);
 
 describe('runHooks', () => {
   it('is undefined when no layer has hooks, so a plain run pays one property read per point', () => {
@@ -22,8 +29,12 @@ describe('runHooks', () => {
   it('calls the layers in registration order at each point, and fills the points nobody watches', () => {
     const seen: string[] = [];
     const layer = (name: string): CallHooks => ({
-      received: (c) => seen.push(`${name}:received:${c.id}`),
-      finished: (r) => seen.push(`${name}:finished:${r.id}`),
+      received: (c) => {
+        seen.push(`${name}:received:${c.id}`);
+      },
+      finished: (r) => {
+        seen.push(`${name}:finished:${r.id}`);
+      },
     });
     const hooks = runHooks([layer('journal'), undefined, layer('events')])!;
     hooks.received(call(0));
@@ -63,17 +74,144 @@ describe('the stages call the hooks at each moment of a call', () => {
     expect(of_('b')).toEqual(['received', 'decided', 'started', 'retry', 'finished']);
   });
 
-  it('runStages calls the hooks it is given, and leaves the records without hooks when given none', async () => {
+  it('runStages calls the hooks it is given, and the records carry them', async () => {
     const settings = resolvePipelineOptions({ tools: [echo] });
     const calls: ToolCall[] = [{ id: 'a', name: 'echo', args: { n: 1 } }];
     const seen: string[] = [];
     const watched: CallView[] = [];
-    const hooks = runHooks([{ received: (c) => (watched.push(c), seen.push('received')), started: () => seen.push('started'), finished: () => seen.push('finished') }]);
-    await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, {}, hooks), toArray()));
+    const hooks = runHooks([{ received: (c) => void (watched.push(c), seen.push('received')), started: () => void seen.push('started'), finished: () => void seen.push('finished') }]);
+    await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, hooks), toArray()));
     expect(seen).toEqual(['received', 'started', 'finished']);
     expect((watched[0] as CallRecord).hooks).toBe(hooks);
-    const plain: CallRecord[] = [];
-    await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, { received: tap((r) => plain.push(r)) }), toArray()));
-    expect(plain[0]!.hooks).toBeUndefined();
+  });
+});
+
+describe('a received verdict settles the call (a resume’s journal)', () => {
+  const ran: number[] = [];
+  const write = defineTool({ name: 'write', description: 'writes', input: z.object({ n: z.number() }), mode: 'parallel', execute: async ({ n }) => (ran.push(n), n) });
+  const approval: PendingApproval = { turn: 't', callId: 'c2', index: 2, tool: 'write', args: { n: 2 }, reasons: ['asks'], token: 'token', expiresAt: Date.now() + 60_000 };
+  const verdicts: Record<number, ReceivedVerdict> = {
+    0: { kind: 'replay', result: { status: 'ok', content: 'from the journal', value: 42, started: true } },
+    1: { kind: 'in-place', outcome: { kind: 'outcome-unknown', message: 'it started before a crash' } },
+    2: { kind: 'suspended', error: { code: 'approval_pending', message: 'waits for a human', approval } },
+  };
+
+  it('no policy, approver or body sees it, a replay passes post untouched, and later layers see it settled', async () => {
+    ran.length = 0;
+    const seen = { pre: [] as number[], approver: [] as number[], post: [] as number[] };
+    const settings = resolvePipelineOptions({
+      tools: [write],
+      pre: [(ctx) => (seen.pre.push(ctx.index), { decision: 'ask' })],
+      approve: async (request) => (seen.approver.push(request.index), 'allowed-once'),
+      post: [(ctx, next) => (seen.post.push(ctx.index), next())],
+    });
+    const statusAtReceived: unknown[] = [];
+    const journal: CallHooks = { received: (call) => verdicts[call.index] };
+    const later: CallHooks = { received: (call) => void statusAtReceived.push(call.status) };
+    const calls = [0, 1, 2, 3].map((n): ToolCall => ({ id: `c${n}`, name: 'write', args: { n } }));
+    const results = await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, runHooks([journal, later])), reorderByIndex(), toArray()));
+
+    expect(seen.pre).toEqual([3]);
+    expect(seen.approver).toEqual([3]);
+    expect(seen.post).toEqual([1, 2, 3]); // the replayed result's content is final: what the model saw the first time
+    expect(ran).toEqual([3]);
+    expect(statusAtReceived).toEqual(['ok', 'error', 'suspended', undefined]);
+    expect(results[0]).toMatchObject({ status: 'ok', content: 'from the journal', value: 42, started: true, attempts: 1 });
+    expect(results[1]).toMatchObject({ status: 'error', error: { code: 'outcome_unknown', message: 'it started before a crash' }, started: false, attempts: 0 });
+    expect(results[2]).toMatchObject({ status: 'suspended', error: { code: 'approval_pending', approval } });
+    expect(results[3]).toMatchObject({ status: 'ok', value: 3 });
+  });
+
+  it('the first verdict wins: a later layer’s is ignored', async () => {
+    const settings = resolvePipelineOptions({ tools: [write] });
+    const first: CallHooks = { received: () => verdicts[0] };
+    const second: CallHooks = { received: () => verdicts[1] };
+    const [result] = await lastValueFrom(of<ToolCall>({ id: 'c0', name: 'write', args: { n: 0 } }).pipe(runStages(settings, undefined, runHooks([first, second])), toArray()));
+    expect(result).toMatchObject({ status: 'ok', content: 'from the journal' });
+  });
+
+  it('an in-place exclusive call fails at its turn as a failure of its mode: the rest of its turn is cancelled, not the calls before it', async () => {
+    ran.length = 0;
+    const exclusive = defineTool({ name: 'move', description: 'moves', input: z.object({ n: z.number() }), mode: 'exclusive', execute: async ({ n }) => (ran.push(n), n) });
+    const settings = resolvePipelineOptions({ tools: [exclusive] });
+    const journal: CallHooks = { received: (call) => (call.index === 1 ? verdicts[1] : undefined) };
+    const calls = [0, 1, 2].map((n): ToolCall => ({ id: `c${n}`, name: 'move', args: { n } }));
+    const results = await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, runHooks([journal])), reorderByIndex(), toArray()));
+    expect(results.map((r) => r.status)).toEqual(['ok', 'error', 'cancelled']);
+    expect(ran).toEqual([0]);
+  });
+});
+
+describe('a finished promise holds the result', () => {
+  const echo = defineTool({ name: 'echo', description: 'echo', input: z.object({ n: z.number() }), mode: 'parallel', execute: async ({ n }) => n });
+  const settings = resolvePipelineOptions({ tools: [echo] });
+  const calls = [0, 1].map((n): ToolCall => ({ id: `c${n}`, name: 'echo', args: { n } }));
+
+  it('until it settles; the later layer’s finished runs after it, and a result whose hooks answer at once is not held', async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const journal: CallHooks = { finished: (result) => (result.index === 0 ? held.then(() => void log.push('c0 durable')) : undefined) };
+    const events: CallHooks = { finished: (result) => void log.push(`events finished ${result.id}`) };
+    const out: string[] = [];
+    const done = new Promise<void>((resolve, reject) => of(...calls).pipe(runStages(settings, undefined, runHooks([journal, events]))).subscribe({ next: (r) => void out.push(r.id), error: reject, complete: resolve }));
+    await until(() => out.length > 0);
+    await new Promise((resolve) => setImmediate(resolve)); // c0 finished first (it is held), c1 after
+    expect(out).toEqual(['c1']);
+    expect(log).toEqual(['events finished c1']);
+    release();
+    await done;
+    expect(out).toEqual(['c1', 'c0']);
+    expect(log).toEqual(['events finished c1', 'c0 durable', 'events finished c0']);
+  });
+
+  it('a rejection errors the run with its error, and the later layers’ finished does not run for it', async () => {
+    const failure = new Error('the store is down');
+    const journal: CallHooks = { finished: (result) => (result.index === 0 ? Promise.reject(failure) : undefined) };
+    const finished: string[] = [];
+    const events: CallHooks = { finished: (result) => void finished.push(result.id) };
+    await expect(lastValueFrom(of(...calls).pipe(runStages(settings, undefined, runHooks([journal, events]))))).rejects.toBe(failure);
+    expect(finished).not.toContain('c0');
+  });
+
+  it('a run whose hooks are all synchronous stays synchronous per call', () => {
+    const now = defineTool({ name: 'now', description: 'sync', input: z.object({}), mode: 'parallel', execute: () => 'done' });
+    const sync = resolvePipelineOptions({ tools: [now] });
+    const hooks = runHooks([{ received: () => undefined, finished: () => undefined }]);
+    for (const given of [undefined, hooks]) {
+      const out: string[] = [];
+      of<ToolCall>({ id: 'a', name: 'now', args: {} }).pipe(runStages(sync, undefined, given)).subscribe((r) => void out.push(r.id));
+      expect(out).toEqual(['a']); // out before subscribe returned: no promise on the way
+    }
+  });
+
+  it('in a durable turn the finished event comes once the journal’s finished entry is durable', async () => {
+    const store = memoryJournal();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const log: string[] = [];
+    const journal: JournalStore = new Proxy(store, {
+      get: (target, key) =>
+        key === 'append'
+          ? async (...args: Parameters<JournalStore['append']>) => {
+              if (args[1].some((entry) => entry.kind === 'finished')) {
+                log.push('finished entry written');
+                await held;
+                log.push('finished entry durable');
+              }
+              return target.append(...args);
+            }
+          : (target[key as keyof JournalStore] as (...a: unknown[]) => unknown).bind(target),
+    });
+    const pipeline = createPipeline({ tools: [echo], journal, approvalSecret: 'x'.repeat(32) });
+    const events: PipelineEvent[] = [];
+    const done = new Promise<void>((resolve, reject) =>
+      pipeline.events([{ id: 'a', name: 'echo', args: { n: 1 } }], { turn: 'conv/hooks' }).subscribe({ next: (e) => void (events.push(e), log.push(e.type)), error: reject, complete: resolve }),
+    );
+    await until(() => log.includes('finished entry written'));
+    expect(events.map((e) => e.type)).toEqual(['received', 'decided', 'started']);
+    release();
+    await done;
+    expect(log.slice(log.indexOf('finished entry durable'))).toEqual(['finished entry durable', 'finished', 'result']);
   });
 });

@@ -1,10 +1,26 @@
-import type { CallHooks } from '../../types/hooks.js';
+import type { CallView } from '../../types/callView.js';
+import type { CallHooks, ReceivedVerdict } from '../../types/hooks.js';
+import type { ToolResult } from '../../types/toolResult.js';
 
-/** A run's hooks with every point present, so a stage calls `record.hooks?.started(record)` and nothing more. */
-export type RunHooks = { readonly [K in keyof CallHooks]-?: NonNullable<CallHooks[K]> };
+/** The call as the engine hands it to `received`: its view, and the way to apply a layer's verdict (the record). */
+export interface ReceivedCall extends CallView {
+  settle(verdict: ReceivedVerdict): void;
+}
+
+/**
+ * A run's hooks with every point present, so a stage calls `record.hooks?.started(record)` and nothing
+ * more. `received` applies the layers' verdicts itself; `finished` returns a promise only when a layer's
+ * did (then the later layers' hooks have run once it settled).
+ */
+export type RunHooks = { readonly [K in Exclude<keyof CallHooks, 'received'>]-?: NonNullable<CallHooks[K]> } & {
+  readonly received: (call: ReceivedCall) => void;
+};
+
+type Point = Exclude<keyof CallHooks, 'received' | 'finished'>;
+type Finished = NonNullable<CallHooks['finished']>;
 
 const NOTHING = (): void => undefined;
-const POINTS = ['received', 'decided', 'approvalRequested', 'approvalAnswered', 'started', 'progress', 'retry', 'finished'] as const;
+const POINTS: readonly Point[] = ['decided', 'approvalRequested', 'approvalAnswered', 'started', 'progress', 'retry'];
 
 /**
  * The hooks of a run's layers as one object the engine calls, in registration order at each point;
@@ -20,16 +36,57 @@ const POINTS = ['received', 'decided', 'approvalRequested', 'approvalAnswered', 
 export function runHooks(layers: readonly (CallHooks | undefined)[]): RunHooks | undefined {
   const present = layers.filter((hooks): hooks is CallHooks => hooks !== undefined);
   if (present.length === 0) return undefined;
-  const points = {} as Record<(typeof POINTS)[number], (...args: never[]) => void>;
-  for (const point of POINTS) {
-    // Bound: a layer may implement its hooks as methods of a class (the events layer does).
-    const fns = present.flatMap((hooks) => (hooks[point] === undefined ? [] : [(hooks[point] as (...args: unknown[]) => void).bind(hooks)]));
-    points[point] =
-      fns.length === 0 ? NOTHING
-      : fns.length === 1 ? fns[0]!
-      : (...args: unknown[]) => {
-          for (const fn of fns) fn(...args);
-        };
-  }
-  return points as unknown as RunHooks;
+  const points = {} as Record<Point, (...args: never[]) => void>;
+  for (const point of POINTS) points[point] = inOrder(bound(present, point));
+  return {
+    ...(points as unknown as Pick<RunHooks, Point>),
+    received: receivedInOrder(bound(present, 'received')),
+    finished: finishedInOrder(bound(present, 'finished')),
+  };
+}
+
+/** Each layer's hook at `point`, bound: a layer may implement its hooks as methods of a class (the events layer does). */
+function bound<K extends keyof CallHooks>(present: readonly CallHooks[], point: K): NonNullable<CallHooks[K]>[] {
+  return present.flatMap((hooks) => {
+    const hook = hooks[point] as ((...args: never[]) => unknown) | undefined;
+    return hook === undefined ? [] : [hook.bind(hooks) as NonNullable<CallHooks[K]>];
+  });
+}
+
+function inOrder(fns: readonly ((...args: never[]) => void)[]): (...args: never[]) => void {
+  if (fns.length === 0) return NOTHING;
+  if (fns.length === 1) return fns[0]!;
+  return (...args: never[]) => {
+    for (const fn of fns) fn(...args);
+  };
+}
+
+/** Each layer's `received`; the first verdict settles the call before the next layer looks at it. */
+function receivedInOrder(fns: readonly NonNullable<CallHooks['received']>[]): RunHooks['received'] {
+  return (call) => {
+    let settled = false;
+    for (const fn of fns) {
+      const verdict = fn(call);
+      if (verdict !== undefined && !settled) {
+        settled = true;
+        call.settle(verdict);
+      }
+    }
+  };
+}
+
+/**
+ * Each layer's `finished`, in order; once one returns a promise, the rest run after it resolved, and
+ * the result is held until the last settled. A rejection skips the rest: the run errors.
+ */
+function finishedInOrder(fns: readonly Finished[]): Finished {
+  if (fns.length === 0) return NOTHING;
+  if (fns.length === 1) return fns[0]!;
+  const from = (first: number, result: ToolResult): void | PromiseLike<void> => {
+    for (let i = first; i < fns.length; i++) {
+      const waiting = fns[i]!(result);
+      if (waiting !== undefined) return waiting.then(() => from(i + 1, result));
+    }
+  };
+  return (result) => from(0, result);
 }

@@ -8,6 +8,7 @@ import type { CancelReason, ToolError } from '../../types/toolError.js';
 import type { ResultStatus } from '../../types/toolResult.js';
 import type { CallView } from '../../types/callView.js';
 import type { CallKey, CallSlots } from '../../types/slots.js';
+import type { ReceivedVerdict } from '../../types/hooks.js';
 import { ATTEMPT } from './callSlots.js';
 
 /** Why and by whom the rest of a subscription was cancelled. */
@@ -44,7 +45,7 @@ export class CallRecord implements CallView, CallSlots {
   started = false;
   /** Bodies invoked so far: more than 1 when the tool's `retry` ran it again. */
   attempts = 0;
-  /** The outcome was replayed from a journal (durable turns): post-execute passes it as it is. */
+  /** The outcome was replayed from a journal (a `replay` verdict at `received`): post-execute passes it as it is. */
   replayed = false;
   admittedAt = 0;
   /** The guard let the call through (allowed or approved), or 0. */
@@ -177,6 +178,25 @@ export class CallRecord implements CallView, CallSlots {
     this.status = status;
     this.error = error;
     this.partial = partial;
+  }
+
+  /**
+   * Applies a layer's verdict at `received` (see `ReceivedVerdict`): the call's outcome, settled before
+   * any policy sees it. An `in-place` call keeps going to the pool, which fails it at its turn (rule 7a).
+   */
+  settle(verdict: ReceivedVerdict): void {
+    if (verdict.kind === 'replay') {
+      const { result } = verdict;
+      this.replayed = true;
+      this.started = result.started;
+      this.content = result.content;
+      if (result.status === 'ok') this.succeed(result.value, result.streamed === true);
+      else this.fail(result.status, result.error as ToolError);
+    } else if (verdict.kind === 'in-place') {
+      this.fail('error', { code: 'outcome_unknown', message: verdict.outcome.message });
+    } else {
+      this.fail('suspended', verdict.error);
+    }
   }
 
   cancel(cancellation: Cancellation): void {
