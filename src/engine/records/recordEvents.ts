@@ -28,7 +28,7 @@ export interface WatchedCall extends CallView {
 
 /**
  * The hook for retries: the pool calls it when an attempt of `record` failed and the next starts in
- * `delayMs` (see `CallPool` point 8b); the events layer turns it into a `retry` event.
+ * `delayMs` (see `Attempts`, rule 8b); the events layer turns it into a `retry` event.
  *
  * @example
  * ```ts
