@@ -155,24 +155,26 @@ describe('Attempts: one call in its slot', () => {
     expect(host.log).toEqual(['release @14', 'answered @14']);
   });
 
-  it('a body whose outcome is unknown fails as outcome_unknown, and is not retried', () => {
+  /** A tool that may retry, whose first attempt rejects with `error` at 2. */
+  const rejectedOnce = (error: unknown) => {
     const { host, record, attempts: pool } = setUp(tool({ retry: { attempts: 3, backoff: constant(1) } }), 10);
     scheduler.run(() => {
       pool.start(record, false);
-      at(2, () => attempts[0]!.reject(new OutcomeUnknown('its worker died mid-body')));
+      at(2, () => attempts[0]!.reject(error));
     });
+    return { host, record };
+  };
+
+  it('a body whose outcome is unknown fails as outcome_unknown, and is not retried', () => {
+    const { host, record } = rejectedOnce(new OutcomeUnknown('its worker died mid-body'));
     expect(attempts).toHaveLength(1);
     expect(record).toMatchObject({ status: 'error', attempts: 1, error: { code: 'outcome_unknown', message: 'Tool "t": its worker died mid-body' } });
     expect(host.log).toEqual(['release @2', 'failed @2']);
   });
 
   it('a body suspended on its approvals ends as suspended (not failed), and is not retried', () => {
-    const { host, record, attempts: pool } = setUp(tool({ retry: { attempts: 3, backoff: constant(1) } }), 10);
     const pending = { code: 'approval_pending', message: 'Suspended: waits for a human.', approval: { token: 'tok' } } as never;
-    scheduler.run(() => {
-      pool.start(record, false);
-      at(2, () => attempts[0]!.reject(new BodySuspended(pending)));
-    });
+    const { host, record } = rejectedOnce(new BodySuspended(pending));
     expect(attempts).toHaveLength(1);
     expect(record.status).toBe('suspended');
     expect(record.error).toBe(pending);
@@ -195,13 +197,21 @@ describe('Attempts: one call in its slot', () => {
     expect(record.status).toBe('cancelled');
   });
 
-  it("a rate-limited tool's retry takes a token of its own: it waits for it on the call's time limit, then runs", () => {
+  /** A rate-limited tool whose first attempt fails at 1 (the retry is due at 3) and whose retake answers `token`. */
+  const rateLimitedRetry = (token: FakePool['token'], then: (host: FakePool) => void) => {
     const { host, record, attempts: pool } = setUp(tool({ timeoutMs: 20, retry: { attempts: 2, backoff: constant(2) }, rateLimit: { max: 1, perMs: 1000 } }), 10);
-    host.token = 'waiting';
+    host.token = token;
     scheduler.run(() => {
       pool.start(record, false);
       at(1, () => attempts[0]!.reject(new Error('flaky')));
-      at(10, () => host.resume!()); // the token, 7 ms into the wait (its limit would end at 23)
+      then(host);
+    });
+    return { host, record };
+  };
+
+  it("a rate-limited tool's retry takes a token of its own: it waits for it on the call's time limit, then runs", () => {
+    const { host, record } = rateLimitedRetry('waiting', (pool) => {
+      at(10, () => pool.resume!()); // the token, 7 ms into the wait (its limit would end at 23)
       at(12, () => attempts[1]!.resolve('second'));
     });
     expect(attempts.map((attempt) => attempt.start)).toEqual([0, 10]);
@@ -210,12 +220,7 @@ describe('Attempts: one call in its slot', () => {
   });
 
   it('a parked retry that gets no token (or slot) within its time limit ends as a timeout', () => {
-    const { host, record, attempts: pool } = setUp(tool({ timeoutMs: 20, retry: { attempts: 2, backoff: constant(2) }, rateLimit: { max: 1, perMs: 1000 } }), 10);
-    host.token = 'parked';
-    scheduler.run(() => {
-      pool.start(record, false);
-      at(1, () => attempts[0]!.reject(new Error('flaky')));
-    });
+    const { host, record } = rateLimitedRetry('parked', () => undefined);
     expect(attempts).toHaveLength(1);
     expect(record.error).toMatchObject({ code: 'timeout', timeoutMs: 20 });
     expect(record.error?.message).toContain('waiting to start attempt 2: its rate limit had no token for it, or the pool a free slot.');
