@@ -46,7 +46,7 @@ export class CallPool implements AttemptsHost {
   private readonly attempts: Attempts;
   /** `pump` is on the stack. */
   private pumping = false;
-  /** The output completed, errored or was unsubscribed: nothing starts, reports from bodies are late. */
+  /** The output completed, errored or was unsubscribed: nothing starts, bodies' reports are late. */
   closed = false;
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
 
@@ -71,8 +71,7 @@ export class CallPool implements AttemptsHost {
    * 1. A record that arrives finished (intake error, denial) or cancelled (its turn, or everything) is
    *    emitted at once and holds no slot; others queue in arrival order (see `pump`).
    * 7a. A resumed call answered `outcome_unknown` (it had started before a crash) waits for its turn in
-   *    the queue like any call and fails there, as a body failure of its mode would: an exclusive one
-   *    cancels the rest of its turn (unless `onError` says otherwise), never the calls before it.
+   *    the queue and fails there, as a body failure of its mode would (never cancelling calls before it).
    */
   next(record: CallRecord): void {
     if (this.closed) return;
@@ -128,16 +127,17 @@ export class CallPool implements AttemptsHost {
 
   /** The call's time in its slot ended so (see `AttemptOutcome`). */
   ended(record: CallRecord, outcome: AttemptOutcome): void {
-    if (outcome === 'suspended') return this.suspend(record);
-    if (outcome === 'late') {
-      // After teardown, a body that settled returns the limit's permit it kept (rule 7).
-      if (!this.closed || record.tool!.limit === undefined) return;
-      record.run!.clearTimer(); // the grace's timer (see `close`)
-      return this.limits.release(record);
+    if (outcome === 'answered') {
+      this.pump();
+      return this.emit(record);
     }
     if (outcome === 'failed') this.failed(record);
-    this.pump();
-    if (outcome === 'answered') this.emit(record);
+    if (outcome === 'failed' || outcome === 'freed') return this.pump();
+    if (outcome === 'suspended') return this.suspend(record);
+    // 'late': after teardown, a body that settled returns the limit's permit it kept (rule 7).
+    if (!this.closed || record.tool!.limit === undefined) return;
+    record.run!.clearTimer(); // the grace's timer (see `close`)
+    this.limits.release(record);
   }
 
   /**
@@ -153,11 +153,9 @@ export class CallPool implements AttemptsHost {
   }
 
   /**
-   * 3. Cancel every unfinished call of `by`'s turn but `by` (of every turn when the run's signal
-   *    aborted, `by` undefined): queued ones get a `cancelled` result without starting, running ones get
-   *    theirs now and see their signal abort (their slot is held until they settle, at most
-   *    `abortGraceMs`), and later arrivals of that turn are cancelled on arrival. Other turns go on; how
-   *    long a turn stays cancelled is the batch's (`CancelledTurns`).
+   * 3. Cancel every unfinished call of `by`'s turn but `by` (of every turn when the run's signal aborted):
+   *    queued ones get a `cancelled` result without starting, running ones get theirs now and see their
+   *    signal abort (rule 4), later arrivals are cancelled on arrival (`CancelledTurns`). Other turns go on.
    * 8. In a program's batch (`settings.programBatch`) nothing but the run's signal cancels the rest.
    */
   cancelRest(reason: CancelReason, by: CallRecord | undefined): void {
