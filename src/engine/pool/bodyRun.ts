@@ -3,8 +3,8 @@ import { Abort } from '../../stream/abortScope.js';
 
 /**
  * The state of one running body, from its start until it settles: short-lived, so the long-lived
- * `CallRecord` of every queued call stays small. A retried call has one per attempt (and one for each
- * delay between attempts, holding the slot).
+ * `CallRecord` of every queued call stays small. A call with start checks runs them under one of its
+ * own; a retried call has one per attempt (and one for each delay between attempts, holding the slot).
  */
 export class BodyRun {
   /** The body settled or was abandoned; its slot is free. */

@@ -1,101 +1,33 @@
-import { randomUUID } from 'node:crypto';
 import type { Subscriber } from 'rxjs';
 import type { PipelineSettings } from '../settings.js';
-import type { AttemptError } from '../../types/retry.js';
 import type { OnError } from '../../types/tool.js';
 import type { CancelReason } from '../../types/toolError.js';
-import { describeError } from '../../util/describe.js';
 import type { Cancellation, CallRecord } from '../records/callRecord.js';
 import type { BatchCancel } from '../records/batchCancel.js';
-import { BodyRun } from './bodyRun.js';
-import { BodySuspended } from './bodySuspended.js';
-import { ExecutionContext } from './executionContext.js';
-import { Deadlines } from './deadlines.js';
 import { Fifo } from '../../util/fifo.js';
-import { LimitWaits, type Acquired, type GateOf } from './limitWaits.js';
-import { limiterPermits } from '../../tool/schedule/limiter.js';
-import { rateLimiterTokens } from '../../tool/schedule/rateLimiter.js';
-import { OutcomeUnknown } from './outcomeUnknown.js';
-import { invokeBody } from './invokeBody.js';
-import { runStartChecks, type StartCheckEntry, type StartRefusal } from '../chains/startChecks.js';
-import { refuseStart } from '../chains/refuseStart.js';
-import { ChainsByTool } from '../chains/chainsByTool.js';
-import { runExecuteChain, type ExecuteFailure, type ExecuteHost } from '../chains/executeChain.js';
-import { refuseExecute } from '../chains/refuseExecute.js';
+import { LimitWaits, limitGate, rateGate, type Acquired } from './limitWaits.js';
+import { Attempts } from './attempts.js';
+import type { AttemptOutcome, AttemptsHost } from './attemptsHost.js';
 import { ResultOrder } from './resultOrder.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { Drain } from '../../stream/drain.js';
-import { mayRetry, retryDelay } from '../../tool/schedule/retry.js';
 
 /**
- * The state machine behind `executeCalls`, one per subscription: a bounded pool of running bodies,
- * exclusive calls as barriers, cancellation, timeouts and teardown.
- *
- * 1. A record that arrives finished (intake error, denial) is emitted at once and holds no slot.
- * 2. Other records queue in arrival order. `pump` starts the head while the rules allow: a parallel call
- *    when no exclusive call runs and fewer than `concurrency` bodies run; an exclusive call when nothing
- *    runs. The head blocks those behind it, so a barrier is never overtaken.
- * 3. A body's value or failure decides the result and frees the slot. A failure (throw, rejection,
- *    timeout) under `'cancel-rest'` (the default of exclusive tools) cancels every unfinished call of
- *    its turn: queued ones and later arrivals of that turn get `cancelled` results without starting;
- *    running ones get theirs at once and see their signal abort. Other turns go on. The run's signal
- *    cancels every turn. How long a turn stays cancelled is the batch's (`CancelledTurns`).
- * 4. A timed-out or cancelled body keeps its slot until it settles, at most `abortGraceMs`, so a body
- *    that honours its signal never overlaps its successor, and one that ignores it cannot stall the pool.
- * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when
- *    nothing runs, any) may start — the queue's head, a call granted its permit or token, an
- *    `after-response` call: memory stays bounded behind a straggler (`ResultOrder`). A retry started
- *    before: its next attempt, in its slot or back from a wait for a token, is held back by nothing.
- * 6. Completion waits for every received call's result; a source error is forwarded after them.
- * 7. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
- *    and listener. Reports from bodies after teardown are ignored.
- * 7a. A resumed call answered `outcome_unknown` (it had started before a crash) waits for its turn in
- *    the queue like any call and fails there, as a body failure of its mode would: an exclusive one
- *    cancels the rest of its turn (unless `onError` says otherwise), never the calls before it.
- * 8. In a program's batch (`settings.programBatch`) nothing but the run signal cancels the rest, and
- *    completion also waits for every slot to be released (bodies settled, or abandoned after the grace).
- * 8a. A call of a tool with a `limit` takes a permit before it starts (see `LimitWaits`): a parallel one
- *    whose limit is full leaves the queue (holding no slot, blocking nobody) and starts, ahead of the
- *    queue, once granted and a slot is free; an exclusive one waits at the head. An exclusive head also
- *    waits for every parked call, so barriers keep their meaning.
- * 8b. A failed attempt of a tool with `retry` (a throw, rejection or stream error, or a timeout) is not
- *    the call's outcome while attempts remain and `retryOn` agrees: the call keeps its slot (an exclusive
- *    one stays alone), waits the backoff on the scheduler and runs its body again with a fresh signal and
- *    its own timeout. A timed-out attempt is aborted first; the delay starts once it settled (at most
- *    `abortGraceMs`), so attempts never overlap. Cancelling the call or closing the pool clears a
- *    pending delay, and no attempt starts after it. The report of an earlier attempt is ignored.
- *    A rate-limited tool's next attempt takes a token of its own: while none is free, an exclusive call
- *    waits in its slot (alone: nothing of its pool holds or waits for a token), a parallel one gives its
- *    slot back and waits parked, returning through `granted` — a call in a slot never waits for a token
- *    a slot-less call holds, so slots and tokens cannot deadlock. That wait has the call's time limit
- *    (`timeoutMs`, else `defaultTimeoutMs`) from the delay's end: past it the call is answered `timeout`.
- * 8c. A call of a tool with a `rateLimit` then takes a token the same way (a second `LimitWaits`), once
- *    it holds its permit and a slot is free: so no token goes to a call that cannot start. The token is
- *    spent when the body starts and returned if it never does (a start check denied it, it was
- *    cancelled, it timed out waiting); a call parked for a token keeps its permit, returned if it ends.
- * 8d. A call of a tool with `start: 'after-response'` waits, before its limits, until the source completed:
- *    a parallel one leaves the queue for `responseWaits` (holding no slot, blocking nobody) and goes
- *    first once the source completed; an exclusive one waits at the head, and an exclusive head waits
- *    for every call in `responseWaits`, so order holds. If the source errors, all of them (waiting or
- *    still queued) are answered `cancelled` (`response_failed`) before the error is forwarded.
- * 8e. With execute middleware (the pipeline's `execute`, the tool's `chains.execute`), each attempt runs
- *    through them (`runExecuteChain`) instead of invoking the body directly: inside the attempt's slot
- *    and time limit, which a middleware may shorten (`tightenTimeout`). A failure of the chain's own
- *    (`chainFailed`) answers the call without a retry and cancels nothing.
- * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
- *    suspended approvals) ends its call as `suspended`, which cancels nothing; it then holds its place
- *    like a call the guard suspended, and the queued calls that may not overtake it are suspended too.
+ * The state machine behind `executeCalls`, one per subscription: a bounded pool of slots, exclusive
+ * calls as barriers, what a call waits for before it takes a slot, cancellation and teardown. A call's
+ * life in its slot (start checks, attempts, time limits, grace, retries) is `Attempts`', which tells the
+ * pool how it ended (`ended`). Each rule is stated beside the code that keeps it (4, 8b, 9: `Attempts`).
  *
  * Nothing recurses per call: `pump` is re-entrant-safe (a nested call returns and the running loop picks
  * up the work), and cancelling a backlog of any size is one loop, so synchronous bodies and 20k-call
  * backlogs neither overflow the stack nor stall.
  */
-export class CallPool implements ExecuteHost {
+export class CallPool implements AttemptsHost {
   /** Records waiting for a slot, in arrival order. */
   private readonly queue = new Fifo<CallRecord>();
-  /** Records whose body holds a slot. */
+  /** Records that hold a slot. */
   private readonly running = new Set<CallRecord>();
-  /** An exclusive body holds the pool. */
+  /** An exclusive call holds the pool. */
   private exclusiveRunning = false;
   /** Received records whose result is not yet emitted (in flight), and how the source ended. */
   private readonly drain: Drain;
@@ -111,21 +43,12 @@ export class CallPool implements ExecuteHost {
   private readonly rates: LimitWaits;
   /** Parallel `after-response` calls that left the queue to wait for the source to complete, in order. */
   private readonly responseWaits = new Fifo<CallRecord>();
-  /** Drawn on first use: the idempotency key of a call without a turn (see `idempotencyKeyOf`). */
-  private subscription: string | undefined = undefined;
+  private readonly attempts: Attempts;
   /** `pump` is on the stack. */
   private pumping = false;
-  /** The output completed, errored or was unsubscribed. */
-  private closed = false;
-  /** Every attempt's time limit, on one timer (see `Deadlines`). */
-  private readonly deadlines: Deadlines<CallRecord>;
-  private readonly onGraceOver = (record: CallRecord | undefined) => this.abandon(record!);
-  private readonly onBackoffOver = (record: CallRecord | undefined) => this.retryNow(record!);
+  /** The output completed, errored or was unsubscribed: nothing starts, bodies' reports are late. */
+  closed = false;
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
-  /** The execute middleware of each tool's calls; none for most, whose bodies are invoked directly. */
-  private readonly executeChains: ChainsByTool<'execute'>;
-  /** The time limits middleware shortened, by attempt: what a `timeout` then reports. */
-  private tightened: WeakMap<BodyRun, number> | undefined = undefined;
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -137,14 +60,19 @@ export class CallPool implements ExecuteHost {
     const pump = () => this.pump();
     this.limits = new LimitWaits(pump, limitGate, settings.scheduler, 'limit');
     this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
-    this.deadlines = new Deadlines(settings.scheduler, (record) => this.timeout(record));
+    this.attempts = new Attempts(this, settings);
     this.order = new ResultOrder(settings.maxPending);
     this.drain = new Drain(destination);
-    this.executeChains = new ChainsByTool('execute', { middleware: settings.execute, names: settings.executeNames });
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
+  /**
+   * 1. A record that arrives finished (intake error, denial) or cancelled (its turn, or everything) is
+   *    emitted at once and holds no slot; others queue in arrival order (see `pump`).
+   * 7a. A resumed call answered `outcome_unknown` (it had started before a crash) waits for its turn in
+   *    the queue and fails there, as a body failure of its mode would (never cancelling calls before it).
+   */
   next(record: CallRecord): void {
     if (this.closed) return;
     this.drain.add();
@@ -170,16 +98,13 @@ export class CallPool implements ExecuteHost {
     }
   }
 
-  subscriptionId(): string {
-    return (this.subscription ??= randomUUID());
-  }
-
   error(error: unknown): void {
     this.drain.end({ error });
     if (!this.closed) this.cancelAfterResponse();
     this.complete();
   }
 
+  /** 6. Completion waits for every received call's result; a source error is forwarded after them. */
   complete(): void {
     if (!this.drain.ended) this.drain.end('complete'); // error() ends here too, its error recorded
     if (this.responseWaits.length > 0 || this.queue.length > 0) this.pump(); // after-response calls may start now
@@ -191,7 +116,7 @@ export class CallPool implements ExecuteHost {
     return this.drain.sourceFailed && record.tool!.start === 'after-response' ? RESPONSE_FAILED : undefined;
   }
 
-  /** The source errored: the `after-response` calls that have not started never will. */
+  /** 8d. The source errored: the `after-response` calls not started never will (`response_failed`). */
   private cancelAfterResponse(): void {
     const cancellation = RESPONSE_FAILED;
     const waiting = [...this.responseWaits.removeWhere(() => true), ...this.queue.removeWhere((record) => record.status === undefined && record.tool!.start === 'after-response')];
@@ -200,149 +125,26 @@ export class CallPool implements ExecuteHost {
     this.pump(); // exclusive calls waiting behind them may start
   }
 
-  resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void {
-    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
-    if (run.done || this.closed) return this.settledLate(record);
-    if (this.retryAfterSettled(record, run)) return;
-    this.release(record);
-    if (record.status === undefined) {
-      record.endedAt = performance.now();
-      record.succeed(value, streamed);
+  /** The call's time in its slot ended so (see `AttemptOutcome`). */
+  ended(record: CallRecord, outcome: AttemptOutcome): void {
+    if (outcome === 'answered') {
       this.pump();
-      this.emit(record);
-    } else {
-      this.pump();
+      return this.emit(record);
     }
-  }
-
-  rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void {
-    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
-    if (run.done || this.closed) return this.settledLate(record);
-    if (this.retryAfterSettled(record, run)) return;
-    const failure =
-      record.status === undefined && !(error instanceof BodySuspended) && !(error instanceof OutcomeUnknown)
-        ? ({ code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error } as const)
-        : undefined;
-    if (failure !== undefined) {
-      const delayMs = this.retryDelayAfter(record, failure);
-      if (delayMs !== undefined) return this.backOff(record, delayMs);
-    }
-    this.release(record);
-    if (record.status === undefined) {
-      record.endedAt = performance.now();
-      if (error instanceof BodySuspended) return this.suspendBody(record, error);
-      if (error instanceof OutcomeUnknown) record.fail('error', { code: 'outcome_unknown', message: `Tool "${record.name}": ${describeError(error)}` });
-      else record.fail('error', failure!, partial);
-      this.failed(record);
-    }
-    this.pump();
-  }
-
-  chainFailed(record: CallRecord, run: BodyRun, failure: ExecuteFailure): void {
-    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
-    if (run.done || this.closed) return this.settledLate(record);
-    if (this.retryAfterSettled(record, run)) return;
-    this.release(record);
-    if (record.status === undefined) {
-      record.endedAt = performance.now();
-      refuseExecute(record, failure);
-      this.pump(); // the middleware's failure, not the tool's: it cancels nothing (see 8e)
-      this.emit(record);
-    } else {
-      this.pump();
-    }
-  }
-
-  tightenTimeout(record: CallRecord, run: BodyRun, ms: number): void {
-    if (run !== record.run || run.done || record.status !== undefined || this.closed) return;
-    run.clearTimer();
-    (this.tightened ??= new WeakMap()).set(run, ms);
-    run.timer = this.deadlines.add(record, ms);
-  }
-
-  /**
-   * Whether attempt `record.attempts` may be repeated after `failure` (see 8b): if so, its error is
-   * traced, the `retry` event reported, and the delay before the next attempt returned.
-   */
-  private retryDelayAfter(record: CallRecord, failure: AttemptError): number | undefined {
-    const retry = record.tool!.retry;
-    if (retry === undefined || record.status !== undefined || this.closed) return undefined;
-    const failed = record.attempts;
-    if (!mayRetry(retry, failed, failure)) return undefined;
-    if (record.status !== undefined || this.closed) return undefined; // retryOn cancelled it, somehow
-    const delayMs = retryDelay(retry, failed);
-    record.addTrace({ stage: 'execute', event: 'attempt_failed', attempt: failed, error: failure, delayMs });
-    record.hooks?.retry(record, failed, failure, delayMs);
-    return delayMs;
-  }
-
-  /** A timed-out attempt to be retried has settled: the delay starts now. */
-  private retryAfterSettled(record: CallRecord, run: BodyRun): boolean {
-    if (run.retryAfterMs === undefined || record.status !== undefined) return false;
-    this.backOff(record, run.retryAfterMs);
-    return true;
-  }
-
-  /**
-   * Through the delay the call holds its slot with a run of its own that nothing executes: cancelling
-   * it frees the slot at once (its `stopBody` says the body is finished) and clears the delay. Holding
-   * the slot keeps the pool's promises simple — an exclusive call stays alone between its attempts,
-   * a call's place in `concurrency` does not go to calls behind it only to be waited for again, and
-   * `maxPending` keeps counting it as running. (A wait for a token after the delay is another matter:
-   * see `retryNow`.)
-   */
-  private backOff(record: CallRecord, delayMs: number): void {
-    const failed = record.run!;
-    failed.done = true;
-    failed.clearTimer();
-    const waiting = new BodyRun(failed.exclusive);
-    waiting.stopBody = BETWEEN_ATTEMPTS;
-    record.run = waiting;
-    waiting.timer = this.settings.scheduler.schedule(this.onBackoffOver, delayMs, record);
-  }
-
-  /**
-   * The delay is over: the next attempt starts, unless the call was decided (cancelled) meanwhile. An
-   * attempt of a rate-limited tool is a body start and takes a token too (see 8b): while none is free,
-   * an exclusive call waits in its slot, a parallel one out of it, on the call's deadline.
-   */
-  private retryNow(record: CallRecord): void {
-    const run = record.run!;
-    run.timer = undefined;
-    if (run.done || this.closed || record.status !== undefined) return;
-    const token = record.tool!.rateLimit === undefined ? 'held' : this.rates.retake(record, run.exclusive, () => this.attemptAgain(record));
-    if (token === 'held') return this.attemptAgain(record);
-    const timeoutMs = this.timeoutOf(record);
-    if (timeoutMs !== undefined) run.timer = this.deadlines.add(record, timeoutMs);
-    if (token === 'parked') {
-      this.running.delete(record); // back through `granted`, ahead of the queue, once it has its token
-      this.pump();
-    }
-  }
-
-  /** The next attempt starts, in the call's slot (with its token, for a rate-limited tool). */
-  private attemptAgain(record: CallRecord): void {
-    const run = record.run!;
-    run.clearTimer(); // the wait's deadline
-    run.stopBody = undefined;
-    if (record.tool!.rateLimit !== undefined) this.rates.spend(record);
-    this.attempt(record);
-  }
-
-  /** A body settled after its slot was freed or the pool closed: a permit it still holds is free now. */
-  private settledLate(record: CallRecord): void {
+    if (outcome === 'failed') this.failed(record);
+    if (outcome === 'failed' || outcome === 'freed') return this.pump();
+    if (outcome === 'suspended') return this.suspend(record);
+    // 'late': after teardown, a body that settled returns the limit's permit it kept (rule 7).
     if (!this.closed || record.tool!.limit === undefined) return;
-    record.run!.clearTimer();
+    record.run!.clearTimer(); // the grace's timer (see `close`)
     this.limits.release(record);
   }
 
   /**
-   * A program's body stopped on approvals that were suspended (durable turns): the call is suspended —
-   * not failed, so it cancels nothing — and holds its place; the queued calls that may not overtake it
-   * are suspended too, before anything else may start.
+   * 9. A suspended call cancels nothing (it did not fail); it holds its place like a call the guard
+   *    suspended, and the queued calls that may not overtake it are suspended too, before anything starts.
    */
-  private suspendBody(record: CallRecord, suspended: BodySuspended): void {
-    record.fail('suspended', suspended.error);
+  private suspend(record: CallRecord): void {
     this.suspended.hold(record);
     const behind = this.queue.removeWhere((queued) => this.suspended.stopped(queued));
     this.pump();
@@ -351,10 +153,10 @@ export class CallPool implements ExecuteHost {
   }
 
   /**
-   * Cancel every unfinished call of `by`'s turn but `by` (of every turn when the run's signal aborted,
-   * `by` undefined): queued ones get a `cancelled` result without starting, running ones get theirs now
-   * and see their signal abort (their slot is held until they settle, at most `abortGraceMs`), and
-   * later arrivals are cancelled on arrival.
+   * 3. Cancel every unfinished call of `by`'s turn but `by` (of every turn when the run's signal aborted):
+   *    queued ones get a `cancelled` result without starting, running ones get theirs now and see their
+   *    signal abort (rule 4), later arrivals are cancelled on arrival (`CancelledTurns`). Other turns go on.
+   * 8. In a program's batch (`settings.programBatch`) nothing but the run's signal cancels the rest.
    */
   cancelRest(reason: CancelReason, by: CallRecord | undefined): void {
     if (this.cancellation !== undefined || this.closed) return;
@@ -379,10 +181,7 @@ export class CallPool implements ExecuteHost {
     }
     // Abort after deciding their results: an abort listener may settle a body synchronously.
     const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
-    for (const record of cancelled) {
-      if (record.run!.abort(abortReason)) this.release(record);
-      else this.holdForGrace(record); // other turns go on: the slot is freed at most abortGraceMs from now
-    }
+    for (const record of cancelled) this.attempts.stop(record, abortReason);
     const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
     for (const record of this.responseWaits.removeWhere(reached)) {
       record.cancel(cancellation);
@@ -410,7 +209,11 @@ export class CallPool implements ExecuteHost {
     this.pump(); // the calls of other turns may start in the slots just freed
   }
 
-  /** Teardown: abort whatever still holds a slot, drop timers, listeners and the queue. */
+  /**
+   * 7. Teardown (unsubscribe or completion) aborts every body still holding a slot and clears every timer
+   *    and listener. A body that did not stop at once keeps its limit's permit until it settles (`late`)
+   *    or its grace is over.
+   */
   close(): void {
     this.closed = true;
     this.signal?.removeEventListener('abort', this.onAbort);
@@ -423,18 +226,24 @@ export class CallPool implements ExecuteHost {
       if (!run.abort(reason) && record.tool!.limit !== undefined && !run.done) lingering.add(record);
     }
     this.running.clear();
-    this.deadlines.close();
+    this.attempts.close();
     this.queue.clear();
     this.responseWaits.clear();
     this.limits.clear(lingering);
     this.rates.clear(NO_RECORDS); // a lingering body spent its token when it started
-    // Their limit's permits are returned when they settle (see resolveBody), or when the grace is over.
     const grace = this.settings.abortGraceMs;
-    for (const record of lingering) {
-      if (grace !== Infinity) record.run!.timer = this.settings.scheduler.schedule(() => this.limits.release(record), grace);
-    }
+    if (grace !== Infinity) for (const record of lingering) record.run!.timer = this.settings.scheduler.schedule(() => this.limits.release(record), grace);
   }
 
+  /**
+   * 2. Starts the queue's head while the rules allow: a parallel call when no exclusive call runs and
+   *    fewer than `concurrency` calls hold a slot; an exclusive call when nothing runs. The head blocks
+   *    those behind it, so a barrier is never overtaken. Calls that left the queue to wait (8a, 8c, 8d)
+   *    came before it: once they may, they start first.
+   * 8d. An `after-response` call waits, before its limits, for the source to complete: a parallel one in
+   *    `responseWaits` (no slot, blocking nobody), an exclusive one at the head, which also waits for
+   *    every call in `responseWaits`, so order holds.
+   */
   private pump(): void {
     if (this.pumping) return; // the loop below is on the stack and will see the new state
     this.pumping = true;
@@ -476,14 +285,18 @@ export class CallPool implements ExecuteHost {
         }
         queue.shift();
         if (head.status === undefined) this.start(head, exclusive);
-        else this.failed(head); // outcome_unknown, at its turn: as a failure of its mode (see next)
+        else this.failed(head); // outcome_unknown, at its turn: as a failure of its mode (rule 7a)
       }
     } finally {
       this.pumping = false;
     }
   }
 
-  /** Whether a call may start by rule 5 (`maxPending`), whichever way it came; a retry always may. */
+  /**
+   * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when nothing
+   *    runs, any) may start, whichever way it came: memory stays bounded behind a straggler (`ResultOrder`).
+   *    A retry's next attempt is held back by nothing.
+   */
   private readonly startable = (record: CallRecord): boolean => record.started || this.order.mayStart(record.index, this.running.size === 0);
 
   /** The oldest parallel `after-response` call, once the response ended, if it may start now. */
@@ -493,10 +306,12 @@ export class CallPool implements ExecuteHost {
   }
 
   /**
-   * Takes what a call needs before it may start, as far as it can: first its limit's permit, then —
-   * holding that — its rate limit's token (spent when the body starts, returned if it never does), so
-   * no token goes to a call still waiting for a permit. `held` when it has both (or needs neither); a
-   * key that failed returns the permit already taken.
+   * Takes what a call needs before it may start, as far as it can (`held`: all of it, or nothing needed).
+   * 8a. First its tool's `limit` permit (`LimitWaits`): a parallel call whose limit is full is parked out
+   *    of the queue (no slot, blocking nobody) until granted; an exclusive one waits at the head, and an
+   *    exclusive head also waits for every parked call, so barriers keep their meaning.
+   * 8c. Then, holding that, its `rateLimit` token the same way, so no token goes to a call that cannot
+   *    start; it is spent when the body starts (`spend`), returned if it never does.
    */
   private admit(record: CallRecord, exclusive: boolean): Acquired {
     const { limit, rateLimit } = record.tool!;
@@ -515,142 +330,30 @@ export class CallPool implements ExecuteHost {
 
   private start(record: CallRecord, exclusive: boolean): void {
     this.running.add(record);
-    if (record.started) return this.attemptAgain(record); // a retry back with its token (see retryNow)
-    record.run = new BodyRun(exclusive);
+    if (record.started) return this.attempts.again(record); // a retry back with its token (see `retake`)
     if (exclusive) this.exclusiveRunning = true;
-    const checks = record.startChecks;
-    if (checks === undefined) this.invoke(record);
-    else this.check(record, checks);
+    this.attempts.start(record, exclusive);
   }
 
-  /**
-   * Repeats the policies' start checks now that the call holds its slot (approvals and barriers may
-   * have taken minutes): the body starts only if none refuses, within `policyTimeoutMs`. Cancelling the
-   * call meanwhile aborts the checks' signal; its slot is freed when they settle.
-   */
-  private check(record: CallRecord, checks: readonly StartCheckEntry[]): void {
-    const run = record.run!;
-    const controller = new AbortController();
-    run.stopBody = () => {
-      controller.abort(new DOMException('the call was cancelled before its body started', 'AbortError'));
-      return false;
-    };
-    const limit = this.settings.policyTimeoutMs;
-    if (limit !== undefined) {
-      run.timer = this.settings.scheduler.schedule(() => {
-        run.timer = undefined;
-        controller.abort(new DOMException(`start checks timed out after ${limit} ms`, 'TimeoutError'));
-        const pending = checks.map(({ policy }) => policy).join(', ');
-        this.checked(record, run, { kind: 'failed', policy: pending, message: `did not answer within ${limit} ms`, cause: undefined });
-      }, limit);
-    }
-    void runStartChecks(checks, record.args, controller.signal).then((refusal) => this.checked(record, run, refusal));
+  spend(record: CallRecord): void {
+    this.rates.spend(record);
   }
 
-  /** The start checks settled (or timed out): start the body, or answer the call without it. */
-  private checked(record: CallRecord, run: BodyRun, refusal: StartRefusal | undefined): void {
-    if (run.done || this.closed || run.stopBody === undefined) return; // released, torn down, or answered already
-    run.stopBody = undefined;
-    run.clearTimer();
-    if (record.status !== undefined) {
-      // Cancelled or aborted while checking: the body never started, so the slot is free now.
-      this.release(record);
+  /** An exclusive retry waits for its token in its slot (alone: nothing of its pool holds or waits for one). */
+  retake(record: CallRecord, resume: () => void): 'held' | 'waiting' | 'parked' {
+    const token = this.rates.retake(record, record.run!.exclusive, resume);
+    if (token === 'parked') {
+      this.running.delete(record); // back through `granted`, ahead of the queue, once it has its token
       this.pump();
-      return;
     }
-    if (refusal === undefined) return this.invoke(record);
-    this.release(record);
-    refuseStart(record, refusal);
-    // A denial is a decision, not a failure: it cancels nothing.
-    this.pump();
-    this.emit(record);
+    return token;
   }
 
-  /** Starts the body: its time limit runs from now. */
-  private invoke(record: CallRecord): void {
-    record.started = true;
-    record.startedAt = performance.now();
-    record.hooks?.started(record);
-    if (record.tool!.rateLimit !== undefined) this.rates.spend(record); // the first attempt's token (a retry takes its own: retryNow)
-    this.attempt(record);
+  holdsSlot(record: CallRecord): boolean {
+    return this.running.has(record);
   }
 
-  /** Runs one attempt of the body (the first, or a retry): its time limit runs from now. */
-  private attempt(record: CallRecord): void {
-    const run = record.run!;
-    record.attempts++;
-    const timeoutMs = this.timeoutOf(record);
-    if (timeoutMs !== undefined) run.timer = this.deadlines.add(record, timeoutMs);
-    const { retention } = this.settings;
-    const maxItems = retention.size === 0 ? Infinity : (retention.get(record.tool!.name)?.maxItems ?? Infinity);
-    const chain = this.executeChains.of(record.tool);
-    if (chain === undefined) invokeBody(this, record, new ExecutionContext(this, record), maxItems);
-    else runExecuteChain(this, record, chain, maxItems, timeoutMs, this.settings.scheduler);
-  }
-
-  private timeout(record: CallRecord): void {
-    const run = record.run!;
-    run.timer = undefined;
-    if (record.status !== undefined || this.closed) return;
-    const timeoutMs = this.tightened?.get(run) ?? this.timeoutOf(record)!;
-    if (run.stopBody === BETWEEN_ATTEMPTS) return this.waitedTooLong(record, timeoutMs);
-    const failure = { code: 'timeout', message: `Tool "${record.name}" timed out after ${timeoutMs} ms.`, timeoutMs } as const;
-    const delayMs = this.retryDelayAfter(record, failure);
-    const reason = new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError');
-    if (delayMs !== undefined) {
-      // Retried: the next attempt waits for this one to settle (at most the grace), then the delay.
-      if (run.abort(reason) || this.settings.abortGraceMs === 0) return this.backOff(record, delayMs);
-      run.retryAfterMs = delayMs;
-      return this.holdForGrace(record);
-    }
-    record.endedAt = performance.now();
-    record.fail('error', failure);
-    const finished = run.abort(reason);
-    if (finished) this.release(record);
-    else this.holdForGrace(record);
-    this.failed(record);
-    this.pump();
-  }
-
-  /** A retried call did not get its token (or, parked, its slot back) within its time limit: it ends so. */
-  private waitedTooLong(record: CallRecord, timeoutMs: number): void {
-    const slot = this.running.has(record) ? '' : ', or the pool a free slot';
-    const message = `Tool "${record.name}" timed out after ${timeoutMs} ms waiting to start attempt ${record.attempts + 1}: its rate limit had no token for it${slot}.`;
-    record.endedAt = performance.now();
-    record.fail('error', { code: 'timeout', message, timeoutMs });
-    this.release(record);
-    this.failed(record);
-    this.pump();
-  }
-
-  /** The body's time limit: the tool's own, else the pipeline's; `undefined` for none. */
-  private timeoutOf(record: CallRecord): number | undefined {
-    const timeoutMs = record.tool!.timeoutMs ?? this.settings.defaultTimeoutMs;
-    return timeoutMs === Infinity ? undefined : timeoutMs;
-  }
-
-  /** Keep an aborted body's slot until it settles, at most `abortGraceMs`. */
-  private holdForGrace(record: CallRecord): void {
-    record.run!.clearTimer(); // a cancelled body's own timeout, still armed, would outlive it
-    const grace = this.settings.abortGraceMs;
-    if (grace === 0) this.release(record);
-    else if (grace !== Infinity) record.run!.timer = this.settings.scheduler.schedule(this.onGraceOver, grace, record);
-  }
-
-  private abandon(record: CallRecord): void {
-    const run = record.run!;
-    run.timer = undefined;
-    if (run.done || this.closed) return;
-    if (this.retryAfterSettled(record, run)) return; // a timed-out attempt that ignored its signal
-    this.release(record);
-    this.pump();
-  }
-
-  /**
-   * A failed call: cancel the rest of its turn if its policy says so — the tool's `onError`, else the
-   * pipeline's, else its mode's (an exclusive call's failure cancels its turn; a parallel one's nothing)
-   * — then emit it.
-   */
+  /** 3. A failed call cancels the rest of its turn if its `onError` (the tool's, the pipeline's, its mode's) says so. */
   private failed(record: CallRecord): void {
     const tool = record.tool!;
     const onError: OnError = tool.onError ?? this.settings.onError ?? (tool.mode === 'exclusive' ? 'cancel-rest' : 'continue');
@@ -658,7 +361,7 @@ export class CallPool implements ExecuteHost {
     this.emit(record);
   }
 
-  private release(record: CallRecord): void {
+  release(record: CallRecord): void {
     const run = record.run!;
     run.done = true;
     run.clearTimer();
@@ -680,6 +383,7 @@ export class CallPool implements ExecuteHost {
     this.closeIfDone();
   }
 
+  /** 6, 8. Done once every received call was answered — in a program's batch, once every slot is free too. */
   private closeIfDone(): void {
     if (this.closed || !this.drain.idle) return;
     if (this.settings.programBatch === true && this.running.size > 0) return; // bodies still winding down
@@ -689,16 +393,4 @@ export class CallPool implements ExecuteHost {
 }
 
 const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
-/** The `stopBody` of a run between attempts: no body runs, so stopping it frees its slot at once. */
-const BETWEEN_ATTEMPTS = (): boolean => true;
 const RESPONSE_FAILED: Cancellation = Object.freeze({ reason: 'response_failed', by: undefined });
-
-const limitGate = (record: CallRecord): GateOf => {
-  const { limiter, key } = record.tool!.limit!;
-  return { gate: limiterPermits(limiter), key };
-};
-
-const rateGate = (record: CallRecord): GateOf => {
-  const { limiter, key } = record.tool!.rateLimit!;
-  return { gate: rateLimiterTokens(limiter), key };
-};

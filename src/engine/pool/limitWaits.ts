@@ -3,6 +3,8 @@ import { describeError } from '../../util/describe.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { Fifo } from '../../util/fifo.js';
 import type { Grant } from '../../tool/schedule/permits.js';
+import { limiterPermits } from '../../tool/schedule/limiter.js';
+import { rateLimiterTokens } from '../../tool/schedule/rateLimiter.js';
 
 /**
  * What a call waits at: a tool limit's permits (`Permits`) or a rate limit's tokens (`Tokens`). Keyed,
@@ -22,6 +24,18 @@ export interface GateOf {
   readonly gate: Gate;
   readonly key: ((args: never) => string) | undefined;
 }
+
+/** The gate of a call's tool `limit`. */
+export const limitGate = (record: CallRecord): GateOf => {
+  const { limiter, key } = record.tool!.limit!;
+  return { gate: limiterPermits(limiter), key };
+};
+
+/** The gate of a call's tool `rateLimit`. */
+export const rateGate = (record: CallRecord): GateOf => {
+  const { limiter, key } = record.tool!.rateLimit!;
+  return { gate: rateLimiterTokens(limiter), key };
+};
 
 /**
  * Where a call stands at its gate:
