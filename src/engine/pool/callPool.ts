@@ -72,6 +72,7 @@ export class CallPool implements AttemptsHost {
    *    emitted at once and holds no slot; others queue in arrival order (see `pump`).
    * 7a. A resumed call answered `outcome_unknown` (it had started before a crash) waits for its turn in
    *    the queue and fails there, as a body failure of its mode would (never cancelling calls before it).
+   *    Unless its tool is gone from this pipeline: with no mode to fail as, it is emitted at once.
    */
   next(record: CallRecord): void {
     if (this.closed) return;
@@ -83,7 +84,7 @@ export class CallPool implements AttemptsHost {
       this.emit(record);
     } else if (record.status === undefined && cancellation === undefined && this.suspended.stopped(record)) {
       this.emit(record);
-    } else if (record.error?.code === 'outcome_unknown' && cancellation === undefined) {
+    } else if (record.error?.code === 'outcome_unknown' && record.tool !== undefined && cancellation === undefined) {
       // A resumed call whose body ran, maybe, before a crash: it fails where it would have run.
       this.queue.push(record);
       this.pump();
