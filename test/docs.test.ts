@@ -17,3 +17,15 @@ describe('docs/DESIGN.md', () => {
     expect(readme).not.toMatch(/\]\(\.\.\/shared\//); // no link out of the repository
   });
 });
+
+describe('docs/ARCHITECTURE.md', () => {
+  it('names every room the architecture check knows, and the README links to it', () => {
+    const architecture = readFileSync(resolve(process.cwd(), 'docs/ARCHITECTURE.md'), 'utf8');
+    const check = readFileSync(resolve(process.cwd(), 'scripts/archCheck.mjs'), 'utf8');
+    const table = check.slice(check.indexOf('const ROOMS = ['), check.indexOf('];', check.indexOf('const ROOMS = [')));
+    const folders = [...table.matchAll(/\['([a-z]+)\/', '[a-z]+'\]/g)].map((match) => match[1]!);
+    expect(folders.length).toBeGreaterThanOrEqual(12);
+    for (const folder of folders) expect(architecture).toContain(`\`src/${folder}/\``);
+    expect(readFileSync(resolve(process.cwd(), 'README.md'), 'utf8')).toContain('](docs/ARCHITECTURE.md)');
+  });
+});
