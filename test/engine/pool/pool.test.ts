@@ -184,13 +184,17 @@ describe('rule 6: completion', () => {
 
 describe('rule 7: teardown', () => {
   it('teardown aborts the bodies holding a slot, starts nothing more and leaves no timer on the scheduler', () => {
-    const { send, subscription } = bench([tool('t', { timeoutMs: 50 }), tool('r', { retry: { attempts: 2, backoff: constant(100) } })], { concurrency: 2 });
+    const rated = tool('rr', { timeoutMs: 50, retry: { attempts: 2, backoff: constant(1) }, rateLimit: { max: 1, perMs: 100 } });
+    const { send, subscription } = bench([tool('t', { timeoutMs: 50 }), tool('r', { retry: { attempts: 2, backoff: constant(100) } }), rated], { concurrency: 3 });
     let left: unknown[] = [];
     scheduler.run(() => {
       send('a', 't'); // its time limit is armed
       send('b', 'r');
-      send('c', 't'); // queued
+      send('rr', 'rr');
+      send('c', 't'); // queued: starts at 2, in the slot rr gives back
+      send('d', 't'); // queued
       settle(1, 'b', 'flaky'); // b waits out its backoff in its slot
+      settle(1, 'rr', 'flaky'); // rr's retry, due at 2, has no token: it waits out of its slot, on its time limit
       const late = settle(5, 'a');
       at(3, () => {
         subscription.unsubscribe();
@@ -198,8 +202,8 @@ describe('rule 7: teardown', () => {
       });
     });
     expect(left).toEqual([]);
-    expect(bodies.get('a')!.signal.aborted).toBe(true);
-    expect(log).toEqual(['start a @0', 'start b @0']); // no result after teardown, c never started, b never retried
+    expect(bodies.get('a')!.signal.aborted && bodies.get('c')!.signal.aborted).toBe(true);
+    expect(log).toEqual(['start a @0', 'start b @0', 'start rr @0', 'start c @2']); // no result after teardown, d never started, b and rr never retried
   });
 
   it("a body that ignores its abort keeps its limit's permit until it settles or its grace is over", () => {
