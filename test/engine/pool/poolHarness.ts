@@ -1,0 +1,126 @@
+import { Observable, type Subscription } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { expect } from 'vitest';
+import { z } from 'zod';
+import { defineTool, type Limiter, type RateLimiter, type RetryOptions } from '../../../src/index.js';
+import { CallPool } from '../../../src/engine/pool/callPool.js';
+import { BatchCancel } from '../../../src/engine/records/batchCancel.js';
+import { CallRecord } from '../../../src/engine/records/callRecord.js';
+import type { PipelineSettings } from '../../../src/engine/settings.js';
+import { resolvePipelineOptions, type PipelineOptions } from '../../../src/pipeline/options.js';
+
+// The pool driven alone, in virtual time: records go in by hand (as the policy stages would send them),
+// every body returns a thenable the test settles at a virtual time, and one log says, in order, when each
+// body started and each result came out. Shared by the pool's spec files.
+
+/** One attempt of a body: when it started, its signal, and how to settle it. */
+export interface Body {
+  readonly start: number;
+  readonly signal: AbortSignal;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** A pool under test, with its output and bodies. */
+export interface Bench {
+  readonly pool: CallPool;
+  readonly batch: BatchCancel;
+  readonly settings: PipelineSettings;
+  /** The output's subscription: unsubscribing it tears the pool down, as the execute stage does. */
+  readonly subscription: Subscription;
+  /** Every result, in output order. */
+  readonly results: CallRecord[];
+  /** A record of tool `name` arrives (after intake and the policies): it is counted into the batch and sent. */
+  send(id: string, name: string, facts?: { turn?: string; status?: 'denied' | 'outcome_unknown' }): CallRecord;
+}
+
+export let scheduler: TestScheduler;
+/** `start <id> @t` when a body starts, `<id> <status> @t` when a result comes out, `complete @t` / `error <message> @t`. */
+export let log: string[];
+/** Each call's body (its latest attempt), by call id. */
+export let bodies: Map<string, Body>;
+
+/** Fresh clock, log and bodies (call it from `beforeEach`). */
+export function reset(): void {
+  scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+  log = [];
+  bodies = new Map();
+}
+
+export const now = (): number => scheduler.now();
+/** Runs `step` at virtual time `frame` (inside `scheduler.run`). */
+export const at = (frame: number, step: () => void): Subscription => scheduler.schedule(step, frame);
+
+export interface ToolFacts {
+  mode?: 'parallel' | 'exclusive';
+  onError?: 'continue' | 'cancel-rest';
+  timeoutMs?: number;
+  retry?: RetryOptions;
+  limit?: Limiter;
+  rateLimit?: RateLimiter | { max: number; perMs: number };
+  start?: 'eager' | 'after-response';
+}
+
+/** A tool whose bodies log their start and return a thenable the test settles (see `bodies`). */
+export function tool(name: string, facts: ToolFacts = {}) {
+  return defineTool({
+    name,
+    description: name,
+    input: z.object({}),
+    mode: 'parallel',
+    idempotent: true,
+    ...facts,
+    execute: (_args, ctx) => {
+      const body: Body = { start: now(), signal: ctx.signal, resolve: () => undefined, reject: () => undefined };
+      bodies.set(ctx.callId, body);
+      log.push(`start ${ctx.callId} @${now()}`);
+      return {
+        then(onValue: (value: unknown) => void, onError: (error: unknown) => void) {
+          body.resolve = onValue;
+          body.reject = onError;
+        },
+      } as PromiseLike<unknown>;
+    },
+  });
+}
+
+/** Settles call `id`'s body at `frame`: with a value, or with `new Error(failure)`. */
+export const settle = (frame: number, id: string, failure?: string): Subscription =>
+  at(frame, () => (failure === undefined ? bodies.get(id)!.resolve(id) : bodies.get(id)!.reject(new Error(failure))));
+
+/**
+ * A pool over `tools` with `options` (no default time limit, a grace of 10), whose output is logged.
+ * `programBatch` makes it a program's batch (rule 8).
+ */
+export function bench(tools: readonly ReturnType<typeof tool>[], options: Partial<PipelineOptions> & { programBatch?: boolean } = {}, signal?: AbortSignal): Bench {
+  const { programBatch, ...rest } = options;
+  const resolved = resolvePipelineOptions({ tools, defaultTimeoutMs: Infinity, abortGraceMs: 10, scheduler, ...rest });
+  const settings: PipelineSettings = programBatch === true ? { ...resolved, programBatch } : resolved;
+  const batch = new BatchCancel();
+  const results: CallRecord[] = [];
+  let pool!: CallPool;
+  const subscription = new Observable<CallRecord>((subscriber) => {
+    pool = new CallPool(settings, subscriber, signal, batch);
+    subscriber.add(() => pool.close());
+  }).subscribe({
+    next: (record) => {
+      results.push(record);
+      const why = record.error?.code === 'cancelled' ? `(${record.error.reason})` : '';
+      log.push(`${record.id} ${record.status}${why} @${now()}`);
+    },
+    error: (error: unknown) => log.push(`error ${(error as Error).message} @${now()}`),
+    complete: () => log.push(`complete @${now()}`),
+  });
+  let index = 0;
+  const send: Bench['send'] = (id, name, facts = {}) => {
+    const record = new CallRecord(index++, id, name, {}, now());
+    record.tool = settings.tools.get(name);
+    record.turn = facts.turn;
+    if (facts.status === 'denied') record.fail('denied', { code: 'denied', message: 'no', policy: 'test', reasons: [] } as never);
+    if (facts.status === 'outcome_unknown') record.fail('error', { code: 'outcome_unknown', message: 'it had started before a crash' });
+    batch.received(record);
+    pool.next(record);
+    return record;
+  };
+  return { pool, batch, settings, subscription, results, send };
+}
