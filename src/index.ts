@@ -79,7 +79,9 @@ export type {
 export type { Decision, TraceEntry } from './types/decision.js';
 
 // Execute and result middleware (with pre and post: the four chains)
-export type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Streamed, Tightening } from './types/execute.js';
+export type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Tightening } from './types/execute.js';
+export { outcome } from './util/outcome.js';
+export type { ExecuteOutcome, Outcomes, Streamed, SuspendedOutcome, UnknownOutcome } from './types/outcome.js';
 export type { ResultDraft, ResultMiddleware } from './types/resultChain.js';
 
 // Durable turns

@@ -1,8 +1,8 @@
-import { OutcomeUnknown } from '../engine/pool/outcomeUnknown.js';
 import type { JobOutcome } from './jobWatch.js';
 import type { JobReturn, OutcomeSigner } from './outcomeSigner.js';
 import type { ProgressRelay } from './remoteProgress.js';
 import { RemoteToolError } from './remoteToolError.js';
+import { outcome as typed } from '../util/outcome.js';
 
 /**
  * BullMQ's own failed reason for a job that stalled more than its `maxStalledCount` times. The workers
@@ -25,7 +25,7 @@ export function unverified(jobId: string, what: string): RemoteToolError {
 
 /**
  * How a settled job ended, as the agent may use it: its signed return — after every progress report it
- * signed was passed on — or its failure thrown as the body's (a `RemoteToolError`, or `OutcomeUnknown`
+ * signed was passed on — or its failure thrown as the body's (a `RemoteToolError`, or `outcome.unknown`
  * for the worker's `outcome_unknown`). A completed job's return value, or a failed one's reason, that is
  * not signed for this call is `result_unverified` — except BullMQ's own failure of a job that stalled
  * too often, `workers_lost` with toolstream's text.
@@ -48,7 +48,7 @@ export async function settledReturn(outcome: JobOutcome, signer: OutcomeSigner, 
         }
         throw unverified(jobId, 'its failure reason is not signed with this agent\'s secret for this call');
       }
-      if (failure.code === 'outcome_unknown') throw new OutcomeUnknown(failure.text);
+      if (failure.code === 'outcome_unknown') throw typed.unknown(failure.text); // thrown: it may end a stream midway
       throw new RemoteToolError(failure.code, failure.text, jobId);
     }
     case 'gone':

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { argsHash } from '../durable/canonical.js';
-import { OutcomeUnknown } from '../engine/pool/outcomeUnknown.js';
 import { durableCallOf, markReattaching } from '../durable/reattach.js';
 import { attemptOf } from '../engine/records/callSlots.js';
-import { streamHandoff } from '../engine/pool/streamHandoff.js';
+import { outcome } from '../util/outcome.js';
 import { isPositiveDuration } from '../util/validate.js';
 import { implementTool, isToolContract, type ToolContract } from '../tool/toolContract.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
@@ -169,7 +168,7 @@ class AgentFleet {
     const jobId = durable === undefined ? `ts-${randomUUID()}` : durableJobId(durable.turn, durable.index, attempt);
     // A resumed call re-attaches only to a job that exists: adding it again would run a body that may have run.
     if (durable?.resumed === true && !contract.idempotent && !(await watcher.exists(jobId))) {
-      throw new OutcomeUnknown('it was started before the turn was resumed, but its job is no longer in Redis (removed after keepJobsMs, or never added), and it is not idempotent, so it was not run again; it may or may not have taken effect.');
+      return outcome.unknown('it was started before the turn was resumed, but its job is no longer in Redis (removed after keepJobsMs, or never added), and it is not idempotent, so it was not run again; it may or may not have taken effect.');
     }
     const now = Date.now();
     const timeoutMs = contract.timeoutMs;
@@ -214,10 +213,10 @@ class AgentFleet {
       await Promise.race([watch.settled, watch.nextChange()]);
       if (watch.outcome !== undefined) break;
       // Woken by an items notice: a stream, once its items exist (a notice alone proves nothing: anyone may publish one).
-      if ((await this.#commands!.exists(watcher.keys.items(jobId)).catch(() => 0)) === 1) return streamHandoff(this.#streamed(watcher, watch, signer, signal, progress));
+      if ((await this.#commands!.exists(watcher.keys.items(jobId)).catch(() => 0)) === 1) return outcome.streamed(this.#streamed(watcher, watch, signer, signal, progress));
     }
     const returned = await settledReturn(watch.outcome, signer, progress);
-    return returned.k === 's' ? streamHandoff(this.#streamed(watcher, watch, signer, signal, progress)) : returned.value;
+    return returned.k === 's' ? outcome.streamed(this.#streamed(watcher, watch, signer, signal, progress)) : returned.value;
   }
 
   /** A streamed job's items as they come, each verified; then its signed item count is held against them. */

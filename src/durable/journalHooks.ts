@@ -7,6 +7,7 @@ import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { describeError } from '../util/describe.js';
 import { IncompleteArguments } from '../util/incompleteArguments.js';
+import { outcome } from '../util/outcome.js';
 import { isDurableProgram, PROGRAM_JOURNAL } from './durableProgram.js';
 import { DurableTurnError } from './errors.js';
 import { asData, journaledResult } from './journaledResult.js';
@@ -135,8 +136,8 @@ export class JournalHooks implements CallHooks {
     const waiting = this.journal.signal()?.aborted === true ? this.#waitingFor(call.index, journaled) : undefined;
     if (waiting !== undefined) return { kind: 'suspended', error: approvalPending(call.name, waiting.reasons, waiting) };
     if (journaled.started && call.tool?.idempotent !== true && !runsAgain(call.tool)) {
-      const message = `Tool "${call.name}" was started by a process that stopped before it finished; it may or may not have taken effect, and it is not run again (it is not idempotent).`;
-      return { kind: 'in-place', outcome: { kind: 'outcome-unknown', message } };
+      const message = 'it was started by a process that stopped before it finished; it may or may not have taken effect, and it is not run again (it is not idempotent).';
+      return { kind: 'in-place', outcome: outcome.unknown(message) };
     }
     return undefined;
   }

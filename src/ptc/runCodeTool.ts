@@ -14,7 +14,7 @@ import type { SubCallsOmitted, SubDispatch } from './subCallLog.js';
 import { SubCalls } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
 import { brand } from '../util/brand.js';
-import { BodySuspended } from '../engine/pool/bodySuspended.js';
+import { outcome } from '../util/outcome.js';
 import { markDurableProgram, programJournalOf } from '../durable/durableProgram.js';
 
 /**
@@ -233,7 +233,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
         const approvals = subCalls.approvals();
         if (journal !== undefined && stop.signal.aborted && !ctx.signal.aborted && result.failure?.kind === 'abort' && approvals.length > 0) {
           await journal.suspended(approvals);
-          throw new BodySuspended(suspendedError(name, approvals));
+          throw outcome.suspended(suspendedError(name, approvals)); // thrown: the body's type is its output's
         }
         if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, entries, omitted);
         return { value: result.value, logs: result.logs, subCalls: entries, subCallsOmitted: omitted };

@@ -1,4 +1,5 @@
 // The execute chain: middleware around each attempt of a tool body. (A leaf: imports only from types/.)
+import type { Streamed } from './outcome.js';
 import type { ToolCall } from './toolCall.js';
 
 /**
@@ -81,27 +82,9 @@ export interface Tightening {
 }
 
 /**
- * What `next()` resolves to when the body streamed (returned an Observable or an AsyncIterable): its
- * items, collected. Return it as it is to keep the result streamed (`result.streamed`); to change the
- * items, return a stream of the new ones (`from(items)`). Any other value is a plain value.
- *
- * @example
- * ```ts
- * // In the chain of a tool whose body streams lines: keep the first ten, still streamed.
- * const firstTen: ExecuteMiddleware = async (ctx, next) => {
- *   const output = (await next()) as Streamed;
- *   return from(output.items.slice(0, 10));
- * };
- * ```
- */
-export interface Streamed {
-  readonly kind: 'streamed';
-  readonly items: readonly unknown[];
-}
-
-/**
  * Runs the rest of the chain and the body, once; resolves to the body's output once it settled (a
- * streamed body's items collected: {@link Streamed}), or rejects with the body's own error. It may be
+ * streamed body's items collected: {@link Streamed}), or rejects with the body's own error (or the
+ * `outcome.unknown`/`outcome.suspended` it ended with, returned or thrown: see `ExecuteOutcome`). It may be
  * called once per middleware: a second call, or a call after the middleware's own output settled,
  * rejects, and that middleware has failed (fail closed).
  *
@@ -126,7 +109,9 @@ export type ExecuteNext = (tighten?: Tightening) => Promise<unknown>;
  * the attempt's output: `return next()` runs the body, and a middleware that answers without calling
  * `next()` answers without the body (a cache). It may wrap the body (a span, a timer), retry nothing
  * (retries are the tool's `retry`, and run the chain again), and tighten the body's signal and time
- * limit through `next({ signal, timeoutMs })`.
+ * limit through `next({ signal, timeoutMs })`. It may also end the attempt with a typed outcome
+ * (`outcome.unknown`, `outcome.suspended`, `outcome.streamed`: see `ExecuteOutcome`), returned or
+ * thrown, as a body may: that is not a failure of its own.
  *
  * Failures — told apart by identity: a rejection with the very error the body failed with (what
  * `next()` rejected with, re-thrown unchanged) is the body's failure, as if there were no chain

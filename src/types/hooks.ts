@@ -1,5 +1,6 @@
 import type { CallView } from './callView.js';
 import type { JournaledResult } from './journal.js';
+import type { UnknownOutcome } from './outcome.js';
 import type { AttemptError } from './retry.js';
 import type { ApprovalPendingError } from './toolError.js';
 import type { ToolResult } from './toolResult.js';
@@ -64,8 +65,9 @@ export interface CallHooks {
  * - `replay`: the journaled result, as the model saw it the first time (status, content, value or error,
  *   `started`); final — the post-execute chain passes it untouched and the body never runs.
  * - `in-place`: the call started before a crash and may not run again: it waits for its turn in the
- *   pool like any call and fails there with `outcome` (`outcome_unknown`), as a body failure of its mode
- *   would (an exclusive one cancels the rest of its turn unless `onError` says otherwise).
+ *   pool like any call and fails there with `outcome` (`outcome.unknown(message)`: `outcome_unknown`),
+ *   as a body ending with that outcome would (an exclusive one cancels the rest of its turn unless
+ *   `onError` says otherwise).
  * - `suspended`: the call still waits for a human's answer (`approval_pending`), holding its place.
  *
  * @example
@@ -77,5 +79,5 @@ export interface CallHooks {
  */
 export type ReceivedVerdict =
   | { readonly kind: 'replay'; readonly result: JournaledResult }
-  | { readonly kind: 'in-place'; readonly outcome: { readonly kind: 'outcome-unknown'; readonly message: string } }
+  | { readonly kind: 'in-place'; readonly outcome: UnknownOutcome }
   | { readonly kind: 'suspended'; readonly error: ApprovalPendingError };

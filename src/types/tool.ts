@@ -97,7 +97,9 @@ export interface ToolContext {
 
 /**
  * What a body may return: a value, a promise of one, or a stream of items (an Observable or an
- * AsyncIterable) that is collected into an array.
+ * AsyncIterable) that is collected into an array. A body may also end with a typed outcome (made by
+ * `outcome`; see `ExecuteOutcome`), returned or thrown: a returned one is part of `T` to the types
+ * (a body typed `unknown` can return one anywhere).
  */
 export type ToolOutput<T> = T | PromiseLike<T> | Observable<T> | AsyncIterable<T>;
 

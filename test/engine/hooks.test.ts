@@ -4,7 +4,7 @@ import { runHooks } from '../../src/engine/chains/hooks.js';
 import { runStages } from '../../src/engine/runStages.js';
 import { CallRecord } from '../../src/engine/records/callRecord.js';
 import { reorderByIndex } from '../../src/engine/stages/reorder.js';
-import { createPipeline, defineTool, memoryJournal, type JournalStore, type PipelineEvent } from '../../src/index.js';
+import { createPipeline, defineTool, memoryJournal, outcome, type JournalStore, type PipelineEvent } from '../../src/index.js';
 import { resolvePipelineOptions } from '../../src/pipeline/options.js';
 import type { CallHooks, ReceivedVerdict } from '../../src/types/hooks.js';
 import type { PendingApproval } from '../../src/types/pendingApproval.js';
@@ -92,7 +92,7 @@ describe('a received verdict settles the call (a resume’s journal)', () => {
   const approval: PendingApproval = { turn: 't', callId: 'c2', index: 2, tool: 'write', args: { n: 2 }, reasons: ['asks'], token: 'token', expiresAt: Date.now() + 60_000 };
   const verdicts: Record<number, ReceivedVerdict> = {
     0: { kind: 'replay', result: { status: 'ok', content: 'from the journal', value: 42, started: true } },
-    1: { kind: 'in-place', outcome: { kind: 'outcome-unknown', message: 'it started before a crash' } },
+    1: { kind: 'in-place', outcome: outcome.unknown('it started before a crash') },
     2: { kind: 'suspended', error: { code: 'approval_pending', message: 'waits for a human', approval } },
   };
 
@@ -117,7 +117,7 @@ describe('a received verdict settles the call (a resume’s journal)', () => {
     expect(ran).toEqual([3]);
     expect(statusAtReceived).toEqual(['ok', 'error', 'suspended', undefined]);
     expect(results[0]).toMatchObject({ status: 'ok', content: 'from the journal', value: 42, started: true, attempts: 1 });
-    expect(results[1]).toMatchObject({ status: 'error', error: { code: 'outcome_unknown', message: 'it started before a crash' }, started: false, attempts: 0 });
+    expect(results[1]).toMatchObject({ status: 'error', error: { code: 'outcome_unknown', message: 'Tool "write": it started before a crash' }, started: false, attempts: 0 });
     expect(results[2]).toMatchObject({ status: 'suspended', error: { code: 'approval_pending', approval } });
     expect(results[3]).toMatchObject({ status: 'ok', value: 3 });
   });

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RemoteTools } from '../../src/bullmq/index.js';
-import { createPipeline, type ToolContext } from '../../src/index.js';
-import { handedOffStream } from '../../src/engine/pool/streamHandoff.js';
+import { createPipeline, outcome, type Streamed, type ToolContext } from '../../src/index.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
 import { echo, items } from './support/contracts.js';
 import { now } from './support/fleetTools.js';
@@ -35,8 +34,9 @@ describe.skipIf(!redisAvailable())(`streamed output of a remote body (${WITH_RED
     const tool = remote.tools.find((t) => t.name === 'items')!;
     const callId = `live-${randomUUID()}`;
     const ctx: ToolContext = { signal: new AbortController().signal, callId, index: 0, turn: undefined, idempotencyKey: 'tsk-test', cancelRest: () => undefined, progress: () => undefined };
-    const stream = handedOffStream(await tool.execute({ count: 5, gapMs: 250 }, ctx))!;
-    expect(stream).toBeDefined();
+    const output = outcome.of(await tool.execute({ count: 5, gapMs: 250 }, ctx));
+    expect(output?.kind).toBe('streamed'); // the body learns only after an await that its output is a stream
+    const stream = (output as Streamed<AsyncIterable<unknown>>).items;
     const arrived: { item: unknown; t: number }[] = [];
     for await (const item of stream) arrived.push({ item, t: now() });
     expect(arrived.map((a) => a.item)).toEqual([0, 1, 2, 3, 4]);

@@ -1,6 +1,7 @@
 import type { SchedulerLike } from 'rxjs';
 import { Abort } from '../../stream/abortScope.js';
 import { describeError, describeValue } from '../../util/describe.js';
+import { outcome, outcomeOf } from '../../util/outcome.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../../util/validate.js';
 import { BodyRun } from '../pool/bodyRun.js';
 import { ExecutionContext, type CancelRestTarget } from '../pool/executionContext.js';
@@ -9,7 +10,7 @@ import { deliverOutput, invokeBody, type BodySink } from '../pool/invokeBody.js'
 import type { CallRecord } from '../records/callRecord.js';
 import type { Chain } from './chainsByTool.js';
 import { thenOrNow, type MaybePromise } from './waterfall.js';
-import type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Streamed, Tightening } from '../../types/execute.js';
+import type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Tightening } from '../../types/execute.js';
 import type { ToolCall } from '../../types/toolCall.js';
 
 /** Why an execute chain failed on its own (not the body's error): see `refuseExecute`. */
@@ -127,7 +128,7 @@ class AttemptChain {
     try {
       output = this.collect(middleware[i]!(ctx, next), ctx);
     } catch (error) {
-      output = new Settled(false, error);
+      output = this.thrown(error, ctx);
     }
     return thenOrNow(output, (own) => {
       if (state === 'open') state = 'settled';
@@ -135,9 +136,12 @@ class AttemptChain {
     });
   }
 
-  /** A middleware's own output settled (and what it started): it stands, or it is the chain's failure. */
+  /**
+   * A middleware's own output settled (and what it started): it stands, or it is the chain's failure.
+   * A typed outcome it ended with (`outcome.unknown`, `outcome.suspended`), thrown or returned, stands.
+   */
   private decide(name: string, own: Settled): Settled {
-    if (this.failure === undefined && !own.ok && !(this.bodyFailed && own.value === this.bodyError)) {
+    if (this.failure === undefined && !own.ok && !(this.bodyFailed && own.value === this.bodyError) && outcomeOf(own.value) === undefined) {
       this.fail(name, `threw: ${describeError(own.value)}`, own.value);
     }
     // Fail closed: once the chain failed, what a middleware further out answers is not used.
@@ -175,15 +179,23 @@ class AttemptChain {
    * Unlike a body's, a promise may resolve to a stream (an async middleware returning one): it is collected.
    */
   private collect(returned: unknown, ctx: MiddlewareContext): MaybePromise<Settled> {
-    if ((typeof returned !== 'object' && typeof returned !== 'function') || returned === null || returned instanceof StreamedItems) {
-      return new Settled(true, returned);
+    if ((typeof returned !== 'object' && typeof returned !== 'function') || returned === null) return new Settled(true, returned);
+    if (returned instanceof Promise) {
+      return returned.then(
+        (value: unknown) => this.collect(value, ctx),
+        (error: unknown) => this.thrown(error, ctx),
+      );
     }
-    if (returned instanceof Promise) return returned.then((value: unknown) => this.collect(value, ctx), rejected);
     const scope = MiddlewareContext.scopeOf(ctx);
     if (scope.aborted) return new Settled(false, scope.reason); // a stream returned after the stop: never read
     const collector = this.follow(scope, new BodyRun(false));
     deliverOutput(collector, this.record, collector.run, returned, this.maxItems);
     return collector.outcome();
+  }
+
+  /** What a middleware threw or rejected with: its failure — unless an `outcome.streamed`, an output thrown (see `ExecuteOutcome`). */
+  private thrown(error: unknown, ctx: MiddlewareContext): MaybePromise<Settled> {
+    return outcomeOf(error)?.kind === 'streamed' ? this.collect(error, ctx) : new Settled(false, error);
   }
 
   /** A collector of an output in `run`, stopped when `scope` aborts. */
@@ -236,9 +248,10 @@ class AttemptChain {
     const { host, record, run, failure } = this;
     if (failure !== undefined) return host.chainFailed(record, run, { ...failure, bodyRan: this.bodyRan });
     if (!settled.ok) return host.rejectBody(record, run, settled.value, this.bodyPartial); // the body's own error (see decide)
-    const { value } = settled;
-    if (value instanceof StreamedItems) host.resolveBody(record, run, value.items, true);
-    else host.resolveBody(record, run, value, false);
+    // Every object output was collected (`collect`): a streamed one is a `Streamed` of the kept items.
+    const streamed = outcomeOf(settled.value);
+    if (streamed?.kind === 'streamed') host.resolveBody(record, run, streamed.items, true);
+    else host.resolveBody(record, run, settled.value, false);
   }
 }
 
@@ -249,8 +262,6 @@ class Settled {
     readonly value: unknown,
   ) {}
 }
-
-const rejected = (error: unknown) => new Settled(false, error);
 
 /** `next()`'s promise: the output of what it ran, or its error. Marked handled: a middleware need not await it. */
 function asPromise(settled: MaybePromise<Settled>): Promise<unknown> {
@@ -271,14 +282,6 @@ function refused(error: unknown): Promise<never> {
   return promise;
 }
 
-/** A streamed output, collected: what `next()` resolves to for a body that streamed (see `Streamed`). */
-class StreamedItems implements Streamed {
-  readonly kind = 'streamed';
-  constructor(readonly items: readonly unknown[]) {
-    Object.freeze(this);
-  }
-}
-
 /** One output being collected (the body's, or a middleware's stream): settles once, and at once when it can. */
 class Collector implements BodySink {
   private settled: Settled | undefined = undefined;
@@ -291,7 +294,7 @@ class Collector implements BodySink {
     if (run !== this.run) return;
     // A stream its abort cut short (an async iterable ends quietly): not the whole output.
     if (streamed && run.aborted) this.settle(new Settled(false, run.signal().reason));
-    else this.settle(new Settled(true, streamed ? new StreamedItems(value as readonly unknown[]) : value));
+    else this.settle(new Settled(true, streamed ? outcome.streamed(value as readonly unknown[]) : value));
   }
 
   rejectBody(_record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void {

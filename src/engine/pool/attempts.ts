@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AttemptError } from '../../types/retry.js';
 import { describeError } from '../../util/describe.js';
+import { outcomeOf } from '../../util/outcome.js';
 import { mayRetry, retryDelay } from '../../tool/schedule/retry.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { refuseStart } from '../chains/refuseStart.js';
@@ -9,11 +10,9 @@ import { runExecuteChain, type ExecuteFailure, type ExecuteHost } from '../chain
 import { refuseExecute } from '../chains/refuseExecute.js';
 import { runStartChecks, type StartCheckEntry, type StartRefusal } from '../chains/startChecks.js';
 import { BodyRun } from './bodyRun.js';
-import { BodySuspended } from './bodySuspended.js';
 import { Deadlines } from './deadlines.js';
 import { ExecutionContext } from './executionContext.js';
 import { invokeBody } from './invokeBody.js';
-import { OutcomeUnknown } from './outcomeUnknown.js';
 import type { AttemptSettings, AttemptsHost } from './attemptsHost.js';
 
 /**
@@ -159,16 +158,20 @@ export class Attempts implements ExecuteHost {
   }
 
   /**
-   * 9. A body that rejects with `BodySuspended` (a program in a durable turn that can only wait for
-   *    suspended approvals) ends its call as `suspended`; one that rejects with `OutcomeUnknown` (its
-   *    effect may or may not have happened) fails as `outcome_unknown` and is never retried.
+   * 9. A body (or an execute middleware) that ends its attempt with a typed outcome — returned or
+   *    thrown, both reported here by `invokeBody` — ends its call so, and is never retried:
+   *    `outcome.suspended` as `suspended` (not a failure: it cancels nothing, and holds its place),
+   *    `outcome.unknown` (its effect may or may not have happened) as an `outcome_unknown` error, a
+   *    failure of its mode. Anything else is the body's failure (`tool_error`), retried if it may be.
    */
   rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void {
     if (run !== record.run) return; // an earlier attempt, abandoned after its grace
     if (run.done || this.host.closed) return this.host.ended(record, 'late');
     if (this.retryAfterSettled(record, run)) return;
+    const known = outcomeOf(error);
+    const ended = known?.kind === 'streamed' ? undefined : known; // (never streamed: invokeBody collected that as an output)
     const failure =
-      record.status === undefined && !(error instanceof BodySuspended) && !(error instanceof OutcomeUnknown)
+      record.status === undefined && ended === undefined
         ? ({ code: 'tool_error', message: `Tool "${record.name}" failed: ${describeError(error)}`, cause: error } as const)
         : undefined;
     if (failure !== undefined) {
@@ -178,11 +181,11 @@ export class Attempts implements ExecuteHost {
     this.host.release(record);
     if (record.status !== undefined) return this.host.ended(record, 'freed');
     record.endedAt = performance.now();
-    if (error instanceof BodySuspended) {
-      record.fail('suspended', error.error);
+    if (ended?.kind === 'suspended') {
+      record.fail('suspended', ended.error);
       return this.host.ended(record, 'suspended');
     }
-    if (error instanceof OutcomeUnknown) record.fail('error', { code: 'outcome_unknown', message: `Tool "${record.name}": ${describeError(error)}` });
+    if (ended?.kind === 'outcome-unknown') record.fail('error', { code: 'outcome_unknown', message: `Tool "${record.name}": ${ended.message}` });
     else record.fail('error', failure!, partial);
     this.host.ended(record, 'failed');
   }

@@ -1,9 +1,10 @@
 import { from, isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import { ItemRetainer } from '../../util/itemRetainer.js';
+import { outcomeOf } from '../../util/outcome.js';
+import type { ExecuteOutcome } from '../../types/outcome.js';
 import type { ToolContext } from '../../types/tool.js';
 import type { BodyRun } from './bodyRun.js';
 import type { CallRecord } from '../records/callRecord.js';
-import { handedOffStream } from './streamHandoff.js';
 
 /**
  * Where a body's outcome goes, with the run (the attempt) it is of: a retried call has a run per
@@ -11,6 +12,10 @@ import { handedOffStream } from './streamHandoff.js';
  */
 export interface BodySink {
   resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void;
+  /**
+   * The body failed with `error` — or ended with an `outcome.unknown`/`outcome.suspended`, returned or
+   * thrown (reported here either way: it ends the attempt without an output, and the sink reads it).
+   */
   rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void;
 }
 
@@ -19,7 +24,7 @@ export interface BodySink {
  * ignore). The body may return a value, a thenable, an Observable (or interop observable) or an
  * AsyncIterable; a synchronous throw, a rejection and a stream error are all failures. Streamed items
  * are collected into an array, keeping the first `maxItems` and counting the rest into `record.omitted`.
- * A promise that resolves with a `streamHandoff` (see there) is collected as the stream it hands off.
+ * Typed outcomes (`ExecuteOutcome`) are read here, returned or thrown alike (see `endWith`).
  * `run` is the attempt's (an execute chain gives the body a run of its own, inside the attempt's).
  */
 export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext, maxItems: number, run: BodyRun = record.run!): void {
@@ -27,7 +32,7 @@ export function invokeBody(sink: BodySink, record: CallRecord, ctx: ToolContext,
   try {
     output = record.tool!.execute(record.args, ctx);
   } catch (error) {
-    sink.rejectBody(record, run, error, undefined);
+    failed(sink, record, run, error, undefined, maxItems);
     return;
   }
   deliverOutput(sink, record, run, output, maxItems);
@@ -45,22 +50,24 @@ export function deliverOutput(sink: BodySink, record: CallRecord, run: BodyRun, 
         (then as PromiseLike<unknown>['then']).call(
           output,
           (value) => {
-            const handedOff = handedOffStream(value);
-            if (handedOff === undefined) sink.resolveBody(record, run, value, false);
-            else void collectAsyncIterable(sink, record, run, handedOff, new ItemRetainer(maxItems));
+            const ended = outcomeOf(value);
+            if (ended === undefined) sink.resolveBody(record, run, value, false);
+            else endWith(sink, record, run, ended, undefined, maxItems);
           },
-          (error: unknown) => sink.rejectBody(record, run, error, undefined),
+          (error: unknown) => failed(sink, record, run, error, undefined, maxItems),
         );
         return;
       }
       if (isObservable(output) || typeof (output as Record<symbol, unknown>)[observableSymbol as symbol] === 'function') {
-        collectObservable(sink, record, run, output as ObservableInput<unknown>, new ItemRetainer(maxItems));
+        collectObservable(sink, record, run, output as ObservableInput<unknown>, maxItems);
         return;
       }
       if (typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
-        void collectAsyncIterable(sink, record, run, output as AsyncIterable<unknown>, new ItemRetainer(maxItems));
+        void collectAsyncIterable(sink, record, run, output as AsyncIterable<unknown>, maxItems);
         return;
       }
+      const ended = outcomeOf(output);
+      if (ended !== undefined) return endWith(sink, record, run, ended, undefined, maxItems);
     }
   } catch (error) {
     sink.rejectBody(record, run, error, undefined);
@@ -69,14 +76,47 @@ export function deliverOutput(sink: BodySink, record: CallRecord, run: BodyRun, 
   sink.resolveBody(record, run, output, false);
 }
 
-function collectObservable(sink: BodySink, record: CallRecord, run: BodyRun, output: ObservableInput<unknown>, items: ItemRetainer<unknown>): void {
+/**
+ * The body ended with a typed outcome, returned or thrown (the same: see `ExecuteOutcome`). A streamed
+ * one is its output, collected here like a returned stream (`items` replace any a failed stream had
+ * yielded); an unknown or suspended one ends the attempt without an output, and goes to the sink as
+ * such (`Attempts.rejectBody` reads which), with the items a failed stream had yielded.
+ */
+function endWith(sink: BodySink, record: CallRecord, run: BodyRun, ended: ExecuteOutcome, partial: readonly unknown[] | undefined, maxItems: number): void {
+  if (ended.kind !== 'streamed') return sink.rejectBody(record, run, ended, partial);
+  const { items } = ended;
+  if (!Array.isArray(items)) {
+    void collectAsyncIterable(sink, record, run, items as AsyncIterable<unknown>, maxItems);
+    return;
+  }
+  const kept = new ItemRetainer<unknown>(maxItems);
+  for (const item of items as readonly unknown[]) kept.push(item);
+  countOmitted(record, kept);
+  sink.resolveBody(record, run, kept.kept, true);
+}
+
+/** The body failed with `error` (thrown, rejected, or its stream's error after the items in `items`). */
+function failed(sink: BodySink, record: CallRecord, run: BodyRun, error: unknown, items: ItemRetainer<unknown> | undefined, maxItems: number): void {
+  const ended = outcomeOf(error);
+  if (ended?.kind === 'streamed') return endWith(sink, record, run, ended, undefined, maxItems);
+  if (items !== undefined) countOmitted(record, items);
+  sink.rejectBody(record, run, error, items?.kept);
+}
+
+function collectObservable(
+  sink: BodySink,
+  record: CallRecord,
+  run: BodyRun,
+  output: ObservableInput<unknown>,
+  maxItems: number,
+): void {
+  const items = new ItemRetainer<unknown>(maxItems);
   let done = false;
   const subscription = from(output).subscribe({
     next: (item) => items.push(item),
     error: (error: unknown) => {
       done = true;
-      countOmitted(record, items);
-      sink.rejectBody(record, run, error, items.kept);
+      failed(sink, record, run, error, items, maxItems);
     },
     complete: () => {
       done = true;
@@ -97,8 +137,9 @@ async function collectAsyncIterable(
   record: CallRecord,
   run: BodyRun,
   output: AsyncIterable<unknown>,
-  items: ItemRetainer<unknown>,
+  maxItems: number,
 ): Promise<void> {
+  const items = new ItemRetainer<unknown>(maxItems);
   try {
     const iterator = output[Symbol.asyncIterator]();
     /** The body's return() after an abort: it has finished only once that settled (its `finally` ran). */
@@ -118,8 +159,7 @@ async function collectAsyncIterable(
     }
     if (returned !== undefined) await returned;
   } catch (error) {
-    countOmitted(record, items);
-    sink.rejectBody(record, run, error, items.kept);
+    failed(sink, record, run, error, items, maxItems);
     return;
   }
   countOmitted(record, items);

@@ -193,7 +193,7 @@ export class CallRecord implements CallView, CallSlots {
       if (result.status === 'ok') this.succeed(result.value, result.streamed === true);
       else this.fail(result.status, result.error as ToolError);
     } else if (verdict.kind === 'in-place') {
-      this.fail('error', { code: 'outcome_unknown', message: verdict.outcome.message });
+      this.fail('error', { code: 'outcome_unknown', message: `Tool "${this.name}": ${verdict.outcome.message}` }); // as a body's `outcome.unknown`
     } else {
       this.fail('suspended', verdict.error);
     }

@@ -4,8 +4,7 @@ import { z } from 'zod';
 import { defineTool, type RetryOptions } from '../../../src/index.js';
 import { Attempts } from '../../../src/engine/pool/attempts.js';
 import type { AttemptOutcome, AttemptSettings, AttemptsHost } from '../../../src/engine/pool/attemptsHost.js';
-import { BodySuspended } from '../../../src/engine/pool/bodySuspended.js';
-import { OutcomeUnknown } from '../../../src/engine/pool/outcomeUnknown.js';
+import { outcome } from '../../../src/index.js';
 import { CallRecord } from '../../../src/engine/records/callRecord.js';
 import type { StartCheck } from '../../../src/types/policy.js';
 
@@ -166,7 +165,7 @@ describe('Attempts: one call in its slot', () => {
   };
 
   it('a body whose outcome is unknown fails as outcome_unknown, and is not retried', () => {
-    const { host, record } = rejectedOnce(new OutcomeUnknown('its worker died mid-body'));
+    const { host, record } = rejectedOnce(outcome.unknown('its worker died mid-body'));
     expect(attempts).toHaveLength(1);
     expect(record).toMatchObject({ status: 'error', attempts: 1, error: { code: 'outcome_unknown', message: 'Tool "t": its worker died mid-body' } });
     expect(host.log).toEqual(['release @2', 'failed @2']);
@@ -174,7 +173,7 @@ describe('Attempts: one call in its slot', () => {
 
   it('a body suspended on its approvals ends as suspended (not failed), and is not retried', () => {
     const pending = { code: 'approval_pending', message: 'Suspended: waits for a human.', approval: { token: 'tok' } } as never;
-    const { host, record } = rejectedOnce(new BodySuspended(pending));
+    const { host, record } = rejectedOnce(outcome.suspended(pending));
     expect(attempts).toHaveLength(1);
     expect(record.status).toBe('suspended');
     expect(record.error).toBe(pending);
