@@ -1,11 +1,16 @@
 import type { PipelineSettings } from '../settings.js';
 import type { Cancellation, CallRecord } from '../records/callRecord.js';
 import type { Drain } from '../../stream/drain.js';
-import { LimitWaits, limitGate, rateGate, type Acquired } from './gates/limitWaits.js';
+import { LimitWaits, limitGate, rateGate } from './gates/limitWaits.js';
 import { AfterResponse } from './gates/afterResponse.js';
 import { ResultOrder } from './resultOrder.js';
 
-export type { Acquired } from './gates/limitWaits.js';
+/**
+ * What `admit` found: `held` (every gate passed, or none to pass), `parked` (the call left the queue to
+ * wait at a gate), `waiting` (an exclusive call, at the queue's head), or `failed` (its limit's or rate
+ * limit's key could not be computed: the call has its `tool_error` result and never runs).
+ */
+export type Admitted = 'held' | 'parked' | 'waiting' | 'failed';
 
 /**
  * What a call must pass before its body may start, for one pool: an ordered list of gates, each passed
@@ -45,7 +50,7 @@ export class Admission {
    * @param onGrant - a parked call was granted (or a permit freed): the pool may start something now.
    */
   constructor(
-    settings: Pick<PipelineSettings, 'scheduler' | 'maxPending'>,
+    private readonly settings: Pick<PipelineSettings, 'scheduler' | 'maxPending' | 'abortGraceMs'>,
     source: Pick<Drain, 'ended' | 'sourceFailed'>,
     private readonly running: ReadonlySet<CallRecord>,
     onGrant: () => void,
@@ -89,26 +94,26 @@ export class Admission {
   }
 
   /**
-   * Takes, in order, the gates a call must pass, as far as it can: `held` (all passed, or none to pass),
-   * `parked` (it left the queue to wait), `waiting` (an exclusive call, at the head), or a key error.
-   * A gate passed before is passed again at once (a granted call comes back through here).
+   * Takes, in order, the gates a call must pass, as far as it can (see `Admitted`). A gate passed before
+   * is passed again at once (a granted call comes back through here).
    * 8d. First, an `after-response` tool's call waits for the source to complete (`AfterResponse`).
    * 8a. Then its tool's `limit` permit (`LimitWaits`): a parallel call whose limit is full is parked (no
    *    slot, blocking nobody) until granted; an exclusive one waits at the head.
    * 8c. Then, holding that, its `rateLimit` token the same way, so no token goes to a call that cannot
    *    start; it is spent when the body starts (`spend`), returned if it never does (`release`).
    */
-  admit(record: CallRecord, exclusive: boolean): Acquired {
+  admit(record: CallRecord, exclusive: boolean): Admitted {
     const { start, limit, rateLimit } = record.tool!;
     if (start === 'after-response') {
       const responded = this.responses.acquire(record, exclusive);
       if (responded !== 'held') return responded;
     }
     const permit = limit === undefined ? 'held' : this.limits.acquire(record, exclusive);
-    if (permit !== 'held' || rateLimit === undefined) return permit;
+    if (permit !== 'held' || rateLimit === undefined) return typeof permit === 'string' ? permit : keyFailed(record, permit.keyError);
     const token = this.rates.acquire(record, exclusive);
-    if (typeof token !== 'string') this.limits.release(record); // its key failed: it holds nothing
-    return token;
+    if (typeof token === 'string') return token;
+    this.limits.release(record); // its key failed: it holds nothing
+    return keyFailed(record, token.keyError);
   }
 
   /** A rate-limited tool's body starts: its token is spent (a limit's permit stays held). */
@@ -166,25 +171,35 @@ export class Admission {
     return this.responses.waiting;
   }
 
-  /** Whether a body that outlives teardown keeps something here until it settles: its limit's permit. */
-  keepsPermit(record: CallRecord): boolean {
-    return record.tool!.limit !== undefined;
-  }
-
-  /** A lingering body settled, or its grace is over: its permit goes back. */
-  returnPermit(record: CallRecord): void {
-    this.limits.release(record);
-  }
-
   /**
-   * Teardown: withdraw every wait and return every permit and token but the permits of `lingering`
-   * bodies (aborted, not yet settled), which go back through `returnPermit`.
+   * Teardown: withdraw every wait and return every permit and token but the permits of bodies that did
+   * not stop when aborted (`unstopped`).
+   * 7. A body that did not stop at once keeps its limit's permit until it settles (`settledLate`) or its
+   *    grace is over, so a body of a shared limiter never overlaps one started elsewhere beyond `max`.
    */
-  clear(lingering: ReadonlySet<CallRecord>): void {
+  clear(unstopped: ReadonlySet<CallRecord>): void {
     this.responses.clear();
-    this.limits.clear(lingering);
+    this.limits.clear(unstopped); // only the limited ones hold a permit
     this.rates.clear(NO_RECORDS); // a lingering body spent its token when it started
+    const grace = this.settings.abortGraceMs;
+    if (grace === Infinity) return;
+    for (const record of unstopped) {
+      if (record.tool!.limit !== undefined) record.run!.timer = this.settings.scheduler.schedule(() => this.limits.release(record), grace);
+    }
+  }
+
+  /** 7. After teardown, a body that settled returns the limit's permit it kept (its grace's timer goes). */
+  settledLate(record: CallRecord): void {
+    if (record.tool!.limit === undefined) return;
+    record.run!.clearTimer();
+    this.limits.release(record);
   }
 }
 
 const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
+
+/** A call whose limit (or rate limit) key could not be computed: it fails without running, as a body failure would. */
+function keyFailed(record: CallRecord, why: string): 'failed' {
+  record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" could not start: ${why}.`, cause: undefined });
+  return 'failed';
+}

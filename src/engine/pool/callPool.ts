@@ -107,9 +107,8 @@ export class CallPool implements AttemptsHost {
 
   /** 8d. The source errored: the `after-response` calls not started never will (`response_failed`). */
   private cancelAfterResponse(): void {
-    const cancellation = RESPONSE_FAILED;
     const waiting = [...this.admission.cancelAfterResponse(), ...this.queue.removeWhere(waitsForResponse)];
-    for (const record of waiting) record.cancel(cancellation);
+    for (const record of waiting) record.cancel(RESPONSE_FAILED);
     for (const record of waiting) this.emit(record);
     this.pump(); // exclusive calls waiting behind them may start
   }
@@ -124,9 +123,7 @@ export class CallPool implements AttemptsHost {
     if (outcome === 'failed' || outcome === 'freed') return this.pump();
     if (outcome === 'suspended') return this.suspend(record);
     // 'late': after teardown, a body that settled returns the limit's permit it kept (rule 7).
-    if (!this.closed || !this.admission.keepsPermit(record)) return;
-    record.run!.clearTimer(); // the grace's timer (see `close`)
-    this.admission.returnPermit(record);
+    if (this.closed) this.admission.settledLate(record);
   }
 
   /**
@@ -201,19 +198,17 @@ export class CallPool implements AttemptsHost {
     this.closed = true;
     this.signal?.removeEventListener('abort', this.onAbort);
     const reason = this.running.size > 0 ? new DOMException('the subscription ended', 'AbortError') : undefined;
-    const lingering = new Set<CallRecord>();
+    const unstopped = new Set<CallRecord>();
     for (const record of this.running) {
       const run = record.run!;
       run.clearTimer();
       // A no-op for bodies already aborted (and stopped) by a timeout or cancel.
-      if (!run.abort(reason) && this.admission.keepsPermit(record) && !run.done) lingering.add(record);
+      if (!run.abort(reason) && !run.done) unstopped.add(record);
     }
     this.running.clear();
     this.attempts.close();
     this.queue.clear();
-    this.admission.clear(lingering);
-    const grace = this.settings.abortGraceMs;
-    if (grace !== Infinity) for (const record of lingering) record.run!.timer = this.settings.scheduler.schedule(() => this.admission.returnPermit(record), grace);
+    this.admission.clear(unstopped); // their limits' permits stay held until they settle, or for a grace
   }
 
   /**
@@ -235,7 +230,7 @@ export class CallPool implements AttemptsHost {
           if (record !== undefined) {
             const acquired = admission.admit(record, false);
             if (acquired === 'held') this.start(record, false);
-            else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
+            else if (acquired === 'failed') this.failed(record); // its gate's key could not be computed
             continue;
           }
           // `maxPending` holds them back (rule 5): only the straggler may start, maybe the queue's head.
@@ -250,7 +245,7 @@ export class CallPool implements AttemptsHost {
           if (acquired === 'waiting') break; // an exclusive head: nothing passes it
           if (acquired !== 'held') {
             queue.shift(); // parked at a gate, or failed
-            if (acquired !== 'parked') this.limitKeyFailed(head, acquired.keyError);
+            if (acquired === 'failed') this.failed(head);
             continue;
           }
         }
@@ -261,12 +256,6 @@ export class CallPool implements AttemptsHost {
     } finally {
       this.pumping = false;
     }
-  }
-
-  /** A call whose limit key could not be computed: it fails without running, as a body failure would. */
-  private limitKeyFailed(record: CallRecord, why: string): void {
-    record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" could not start: ${why}.`, cause: undefined });
-    this.failed(record);
   }
 
   private start(record: CallRecord, exclusive: boolean): void {
