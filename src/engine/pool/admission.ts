@@ -163,7 +163,7 @@ export class Admission {
 
   /** A call arriving after the source errored (from a stage still working): its answer, if the error stops it. */
   cancellationOnArrival(record: CallRecord): Cancellation | undefined {
-    return this.responses.cancellationOnArrival(record);
+    return record.tool!.start === 'after-response' ? this.responses.cancellationOnArrival() : undefined;
   }
 
   /** Some `after-response` call is parked: the source's end may let it start. */

@@ -59,9 +59,9 @@ export class AfterResponse {
     return next !== undefined && startable(next) ? this.waits.shift() : undefined;
   }
 
-  /** The answer of a call that arrives after the source errored, if it is one the error stops. */
-  cancellationOnArrival(record: CallRecord): Cancellation | undefined {
-    return this.source.sourceFailed && record.tool!.start === 'after-response' ? RESPONSE_FAILED : undefined;
+  /** The answer of a call of an `after-response` tool arriving after the source errored: it never runs. */
+  cancellationOnArrival(): Cancellation | undefined {
+    return this.source.sourceFailed ? RESPONSE_FAILED : undefined;
   }
 
   /** The source errored: every parked call, taken out (to be answered `response_failed`). */
