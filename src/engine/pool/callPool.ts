@@ -5,18 +5,20 @@ import type { CancelReason } from '../../types/toolError.js';
 import type { Cancellation, CallRecord } from '../records/callRecord.js';
 import type { BatchCancel } from '../records/batchCancel.js';
 import { Fifo } from '../../util/fifo.js';
-import { LimitWaits, limitGate, rateGate, type Acquired } from './limitWaits.js';
+import { Admission } from './admission.js';
+import { RESPONSE_FAILED, waitsForResponse } from './gates/afterResponse.js';
 import { Attempts } from './attempts.js';
 import type { AttemptOutcome, AttemptsHost } from './attemptsHost.js';
-import { ResultOrder } from './resultOrder.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { Drain } from '../../stream/drain.js';
 
 /**
  * The state machine behind `executeCalls`, one per subscription: a bounded pool of slots, exclusive
- * calls as barriers, what a call waits for before it takes a slot, cancellation and teardown. A call's
- * life in its slot (start checks, attempts, time limits, grace, retries) is `Attempts`', which tells the
- * pool how it ended (`ended`). Each rule is stated beside the code that keeps it (4, 8b, 9: `Attempts`).
+ * calls as barriers, cancellation and teardown. What a call must pass before it takes a slot (the
+ * source's end, its limit's permit, its rate limit's token, the `maxPending` bound) is `Admission`'s;
+ * a call's life in its slot (start checks, attempts, time limits, grace, retries) is `Attempts`', which
+ * tells the pool how it ended (`ended`). Each rule is stated beside the code that keeps it (5, 8a, 8c,
+ * 8d: `Admission`; 4, 8b, 9: `Attempts`).
  *
  * Nothing recurses per call: `pump` is re-entrant-safe (a nested call returns and the running loop picks
  * up the work), and cancelling a backlog of any size is one loop, so synchronous bodies and 20k-call
@@ -31,18 +33,12 @@ export class CallPool implements AttemptsHost {
   private exclusiveRunning = false;
   /** Received records whose result is not yet emitted (in flight), and how the source ended. */
   private readonly drain: Drain;
-  /** The results against model order: who may start while `maxPending` results wait (rule 5). */
-  private readonly order: ResultOrder;
   /** Set once everything is cancelled (the run's signal). */
   private cancellation: Cancellation | undefined = undefined;
   /** Suspended calls (durable turns) hold their place: the calls that may not overtake them are suspended too. */
   private readonly suspended = new SuspendedPlaces();
-  /** Calls waiting for, or holding, a permit of their tool's limit. */
-  private readonly limits: LimitWaits;
-  /** Calls waiting for, or holding, a token of their tool's rate limit (after their limit's permit). */
-  private readonly rates: LimitWaits;
-  /** Parallel `after-response` calls that left the queue to wait for the source to complete, in order. */
-  private readonly responseWaits = new Fifo<CallRecord>();
+  /** What a call must pass before it takes a slot (rules 5, 8a, 8c, 8d). */
+  private readonly admission: Admission;
   private readonly attempts: Attempts;
   /** `pump` is on the stack. */
   private pumping = false;
@@ -57,12 +53,9 @@ export class CallPool implements AttemptsHost {
     /** Told when the rest is cancelled, so calls still in the policy stages are cancelled too. */
     private readonly batch: BatchCancel,
   ) {
-    const pump = () => this.pump();
-    this.limits = new LimitWaits(pump, limitGate, settings.scheduler, 'limit');
-    this.rates = new LimitWaits(pump, rateGate, settings.scheduler, 'rate limit');
-    this.attempts = new Attempts(this, settings);
-    this.order = new ResultOrder(settings.maxPending);
     this.drain = new Drain(destination);
+    this.admission = new Admission(settings, this.drain, this.running, () => this.pump());
+    this.attempts = new Attempts(this, settings);
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -78,7 +71,7 @@ export class CallPool implements AttemptsHost {
     if (this.closed) return;
     this.drain.add();
     // Cancelled on arrival: everything (the run's signal), or its turn while the batch remembers it.
-    const cancellation = record.status === undefined ? (this.batch.cancellationOf(record) ?? this.responseFailed(record)) : undefined;
+    const cancellation = record.status === undefined ? (this.batch.cancellationOf(record) ?? this.admission.cancellationOnArrival(record)) : undefined;
     if (record.status === 'suspended') {
       this.suspended.hold(record);
       this.emit(record);
@@ -108,20 +101,14 @@ export class CallPool implements AttemptsHost {
   /** 6. Completion waits for every received call's result; a source error is forwarded after them. */
   complete(): void {
     if (!this.drain.ended) this.drain.end('complete'); // error() ends here too, its error recorded
-    if (this.responseWaits.length > 0 || this.queue.length > 0) this.pump(); // after-response calls may start now
+    if (this.admission.waitsForResponse || this.queue.length > 0) this.pump(); // after-response calls may start now
     this.closeIfDone();
-  }
-
-  /** An `after-response` call arriving after the source errored (from a stage still working): it never runs. */
-  private responseFailed(record: CallRecord): Cancellation | undefined {
-    return this.drain.sourceFailed && record.tool!.start === 'after-response' ? RESPONSE_FAILED : undefined;
   }
 
   /** 8d. The source errored: the `after-response` calls not started never will (`response_failed`). */
   private cancelAfterResponse(): void {
-    const cancellation = RESPONSE_FAILED;
-    const waiting = [...this.responseWaits.removeWhere(() => true), ...this.queue.removeWhere((record) => record.status === undefined && record.tool!.start === 'after-response')];
-    for (const record of waiting) record.cancel(cancellation);
+    const waiting = [...this.admission.cancelAfterResponse(), ...this.queue.removeWhere(waitsForResponse)];
+    for (const record of waiting) record.cancel(RESPONSE_FAILED);
     for (const record of waiting) this.emit(record);
     this.pump(); // exclusive calls waiting behind them may start
   }
@@ -136,9 +123,7 @@ export class CallPool implements AttemptsHost {
     if (outcome === 'failed' || outcome === 'freed') return this.pump();
     if (outcome === 'suspended') return this.suspend(record);
     // 'late': after teardown, a body that settled returns the limit's permit it kept (rule 7).
-    if (!this.closed || record.tool!.limit === undefined) return;
-    record.run!.clearTimer(); // the grace's timer (see `close`)
-    this.limits.release(record);
+    if (this.closed) this.admission.settledLate(record);
   }
 
   /**
@@ -184,25 +169,19 @@ export class CallPool implements AttemptsHost {
     const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
     for (const record of cancelled) this.attempts.stop(record, abortReason);
     const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
-    for (const record of this.responseWaits.removeWhere(reached)) {
-      record.cancel(cancellation);
-      cancelled.push(record);
-    }
-    // Calls parked on a rate limit hold their limit's permit: it is returned too. A parked retry's run ends.
-    for (const record of [...this.rates.removeWhere(reached), ...this.limits.removeWhere(reached)]) {
+    // Calls parked at a gate: what they hold is returned (a permit, when parked on a rate limit). A parked retry's run ends.
+    for (const record of this.admission.removeWhere(reached)) {
       if (record.started) {
         record.endedAt = performance.now();
         this.release(record);
       } else {
-        this.limits.release(record);
+        this.admission.withdraw(record);
       }
       record.cancel(cancellation);
       cancelled.push(record);
     }
     for (const record of queued) {
-      // An exclusive head waiting for its limit or token: it held nothing else.
-      this.rates.release(record);
-      this.limits.release(record);
+      this.admission.withdraw(record); // an exclusive head waiting for its limit or token: it held nothing else
       if (record.status === undefined) record.cancel(cancellation); // an outcome_unknown keeps its outcome
       cancelled.push(record);
     }
@@ -219,46 +198,39 @@ export class CallPool implements AttemptsHost {
     this.closed = true;
     this.signal?.removeEventListener('abort', this.onAbort);
     const reason = this.running.size > 0 ? new DOMException('the subscription ended', 'AbortError') : undefined;
-    const lingering = new Set<CallRecord>();
+    const unstopped = new Set<CallRecord>();
     for (const record of this.running) {
       const run = record.run!;
       run.clearTimer();
       // A no-op for bodies already aborted (and stopped) by a timeout or cancel.
-      if (!run.abort(reason) && record.tool!.limit !== undefined && !run.done) lingering.add(record);
+      if (!run.abort(reason) && !run.done) unstopped.add(record);
     }
     this.running.clear();
     this.attempts.close();
     this.queue.clear();
-    this.responseWaits.clear();
-    this.limits.clear(lingering);
-    this.rates.clear(NO_RECORDS); // a lingering body spent its token when it started
-    const grace = this.settings.abortGraceMs;
-    if (grace !== Infinity) for (const record of lingering) record.run!.timer = this.settings.scheduler.schedule(() => this.limits.release(record), grace);
+    this.admission.clear(unstopped); // their limits' permits stay held until they settle, or for a grace
   }
 
   /**
    * 2. Starts the queue's head while the rules allow: a parallel call when no exclusive call runs and
    *    fewer than `concurrency` calls hold a slot; an exclusive call when nothing runs. The head blocks
-   *    those behind it, so a barrier is never overtaken. Calls that left the queue to wait (8a, 8c, 8d)
-   *    came before it: once they may, they start first.
-   * 8d. An `after-response` call waits, before its limits, for the source to complete: a parallel one in
-   *    `responseWaits` (no slot, blocking nobody), an exclusive one at the head, which also waits for
-   *    every call in `responseWaits`, so order holds.
+   *    those behind it, so a barrier is never overtaken. Calls that left the queue to wait at a gate of
+   *    admission (8a, 8c, 8d) came before it: once granted they start first, and an exclusive head waits
+   *    for every one of them (`blocksExclusive`).
    */
   private pump(): void {
     if (this.pumping) return; // the loop below is on the stack and will see the new state
     this.pumping = true;
     try {
-      const { queue, running, settings, limits, rates, responseWaits } = this;
+      const { queue, running, settings, admission } = this;
       while (!this.closed && this.cancellation === undefined) {
-        // Parked calls granted their permit or token, or whose response ended, came before the queue: they go first.
-        if (rates.granted.length > 0 || limits.granted.length > 0 || (this.drain.ended && responseWaits.length > 0)) {
+        if (admission.granted) {
           if (this.exclusiveRunning || running.size >= settings.concurrency) break;
-          const record = rates.takeGranted(this.startable) ?? limits.takeGranted(this.startable) ?? this.responded();
+          const record = admission.takeGranted();
           if (record !== undefined) {
-            const acquired = this.admit(record, false);
+            const acquired = admission.admit(record, false);
             if (acquired === 'held') this.start(record, false);
-            else if (typeof acquired !== 'string') this.limitKeyFailed(record, acquired.keyError);
+            else if (acquired === 'failed') this.failed(record); // its gate's key could not be computed
             continue;
           }
           // `maxPending` holds them back (rule 5): only the straggler may start, maybe the queue's head.
@@ -266,21 +238,14 @@ export class CallPool implements AttemptsHost {
         const head = queue.peek();
         if (head === undefined) break;
         const exclusive = head.tool!.mode === 'exclusive';
-        const blocked = exclusive
-          ? running.size > 0 || limits.blocksExclusive || rates.blocksExclusive || responseWaits.length > 0
-          : this.exclusiveRunning || running.size >= settings.concurrency;
-        if (blocked || !this.startable(head)) break;
-        if (head.status === undefined && head.tool!.start === 'after-response' && !this.drain.ended) {
-          if (exclusive) break; // it waits at the head: nothing passes it
-          responseWaits.push(queue.shift()!);
-          continue;
-        }
+        const blocked = exclusive ? running.size > 0 || admission.blocksExclusive : this.exclusiveRunning || running.size >= settings.concurrency;
+        if (blocked || !admission.startable(head)) break;
         if (head.status === undefined) {
-          const acquired = this.admit(head, exclusive);
+          const acquired = admission.admit(head, exclusive);
           if (acquired === 'waiting') break; // an exclusive head: nothing passes it
           if (acquired !== 'held') {
-            queue.shift();
-            if (acquired !== 'parked') this.limitKeyFailed(head, acquired.keyError);
+            queue.shift(); // parked at a gate, or failed
+            if (acquired === 'failed') this.failed(head);
             continue;
           }
         }
@@ -293,42 +258,6 @@ export class CallPool implements AttemptsHost {
     }
   }
 
-  /**
-   * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when nothing
-   *    runs, any) may start, whichever way it came: memory stays bounded behind a straggler (`ResultOrder`).
-   *    A retry's next attempt is held back by nothing.
-   */
-  private readonly startable = (record: CallRecord): boolean => record.started || this.order.mayStart(record.index, this.running.size === 0);
-
-  /** The oldest parallel `after-response` call, once the response ended, if it may start now. */
-  private responded(): CallRecord | undefined {
-    const next = this.drain.ended ? this.responseWaits.peek() : undefined;
-    return next !== undefined && this.startable(next) ? this.responseWaits.shift() : undefined;
-  }
-
-  /**
-   * Takes what a call needs before it may start, as far as it can (`held`: all of it, or nothing needed).
-   * 8a. First its tool's `limit` permit (`LimitWaits`): a parallel call whose limit is full is parked out
-   *    of the queue (no slot, blocking nobody) until granted; an exclusive one waits at the head, and an
-   *    exclusive head also waits for every parked call, so barriers keep their meaning.
-   * 8c. Then, holding that, its `rateLimit` token the same way, so no token goes to a call that cannot
-   *    start; it is spent when the body starts (`spend`), returned if it never does.
-   */
-  private admit(record: CallRecord, exclusive: boolean): Acquired {
-    const { limit, rateLimit } = record.tool!;
-    const permit = limit === undefined ? 'held' : this.limits.acquire(record, exclusive);
-    if (permit !== 'held' || rateLimit === undefined) return permit;
-    const token = this.rates.acquire(record, exclusive);
-    if (typeof token !== 'string') this.limits.release(record);
-    return token;
-  }
-
-  /** A call whose limit key could not be computed: it fails without running, as a body failure would. */
-  private limitKeyFailed(record: CallRecord, why: string): void {
-    record.fail('error', { code: 'tool_error', message: `Tool "${record.name}" could not start: ${why}.`, cause: undefined });
-    this.failed(record);
-  }
-
   private start(record: CallRecord, exclusive: boolean): void {
     this.running.add(record);
     if (record.started) return this.attempts.again(record); // a retry back with its token (see `retake`)
@@ -337,12 +266,12 @@ export class CallPool implements AttemptsHost {
   }
 
   spend(record: CallRecord): void {
-    this.rates.spend(record);
+    this.admission.spend(record);
   }
 
   /** An exclusive retry waits for its token in its slot (alone: nothing of its pool holds or waits for one). */
   retake(record: CallRecord, resume: () => void): 'held' | 'waiting' | 'parked' {
-    const token = this.rates.retake(record, record.run!.exclusive, resume);
+    const token = this.admission.retake(record, record.run!.exclusive, resume);
     if (token === 'parked') {
       this.running.delete(record); // back through `granted`, ahead of the queue, once it has its token
       this.pump();
@@ -368,9 +297,7 @@ export class CallPool implements AttemptsHost {
     run.clearTimer();
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
-    // Last: the permit (or a token the body never spent) may start a waiter at once.
-    if (record.tool!.limit !== undefined) this.limits.release(record);
-    if (record.tool!.rateLimit !== undefined) this.rates.release(record); // a token held, or a retry's wait for one
+    this.admission.release(record); // last: the permit (or a token the body never spent) may start a waiter at once
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 
@@ -380,7 +307,7 @@ export class CallPool implements AttemptsHost {
     this.batch.answered(record);
     this.destination.next(record);
     // After delivering: resuming may start and finish other calls, and even complete the output.
-    if (this.order.answered(record.index)) this.pump();
+    if (this.admission.answered(record.index)) this.pump();
     this.closeIfDone();
   }
 
@@ -392,6 +319,3 @@ export class CallPool implements AttemptsHost {
     this.drain.close();
   }
 }
-
-const NO_RECORDS: ReadonlySet<CallRecord> = new Set();
-const RESPONSE_FAILED: Cancellation = Object.freeze({ reason: 'response_failed', by: undefined });

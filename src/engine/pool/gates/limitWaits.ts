@@ -1,10 +1,10 @@
 import type { SchedulerLike } from 'rxjs';
-import { describeError } from '../../util/describe.js';
-import type { CallRecord } from '../records/callRecord.js';
-import { Fifo } from '../../util/fifo.js';
-import type { Grant } from '../../tool/schedule/permits.js';
-import { limiterPermits } from '../../tool/schedule/limiter.js';
-import { rateLimiterTokens } from '../../tool/schedule/rateLimiter.js';
+import { describeError } from '../../../util/describe.js';
+import type { CallRecord } from '../../records/callRecord.js';
+import { Fifo } from '../../../util/fifo.js';
+import type { Grant } from '../../../tool/schedule/permits.js';
+import { limiterPermits } from '../../../tool/schedule/limiter.js';
+import { rateLimiterTokens } from '../../../tool/schedule/rateLimiter.js';
 
 /**
  * What a call waits at: a tool limit's permits (`Permits`) or a rate limit's tokens (`Tokens`). Keyed,
