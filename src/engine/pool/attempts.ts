@@ -146,13 +146,34 @@ export class Attempts implements ExecuteHost {
     else runExecuteChain(this, record, chain, maxItems, timeoutMs, this.settings.scheduler);
   }
 
-  resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void {
-    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
-    if (run.done || this.host.closed) return this.host.ended(record, 'late');
-    if (this.retryAfterSettled(record, run)) return;
+  /**
+   * Whether a report of attempt `run` is to be acted on: it is the call's attempt (not an earlier one,
+   * abandoned after its grace), in time (else the pool hears it is `late`), and not a timed-out attempt
+   * to be retried once it settled (whose delay starts now instead).
+   */
+  private current(record: CallRecord, run: BodyRun): boolean {
+    if (run !== record.run) return false;
+    if (run.done || this.host.closed) {
+      this.host.ended(record, 'late');
+      return false;
+    }
+    return !this.retryAfterSettled(record, run);
+  }
+
+  /** The attempt is over and its slot freed: whether the call still waits for its result (it ends now), or was answered meanwhile (`freed`). */
+  private over(record: CallRecord): boolean {
     this.host.release(record);
-    if (record.status !== undefined) return this.host.ended(record, 'freed');
+    if (record.status !== undefined) {
+      this.host.ended(record, 'freed');
+      return false;
+    }
     record.endedAt = performance.now();
+    return true;
+  }
+
+  resolveBody(record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void {
+    if (!this.current(record, run)) return;
+    if (!this.over(record)) return;
     record.succeed(value, streamed);
     this.host.ended(record, 'answered');
   }
@@ -165,9 +186,7 @@ export class Attempts implements ExecuteHost {
    *    failure of its mode. Anything else is the body's failure (`tool_error`), retried if it may be.
    */
   rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void {
-    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
-    if (run.done || this.host.closed) return this.host.ended(record, 'late');
-    if (this.retryAfterSettled(record, run)) return;
+    if (!this.current(record, run)) return;
     const known = outcomeOf(error);
     const ended = known?.kind === 'streamed' ? undefined : known; // (never streamed: invokeBody collected that as an output)
     const failure =
@@ -178,9 +197,7 @@ export class Attempts implements ExecuteHost {
       const delayMs = this.retryDelayAfter(record, failure);
       if (delayMs !== undefined) return this.backOff(record, delayMs);
     }
-    this.host.release(record);
-    if (record.status !== undefined) return this.host.ended(record, 'freed');
-    record.endedAt = performance.now();
+    if (!this.over(record)) return;
     if (ended?.kind === 'suspended') {
       record.fail('suspended', ended.error);
       return this.host.ended(record, 'suspended');
@@ -192,12 +209,8 @@ export class Attempts implements ExecuteHost {
 
   /** The execute chain failed on its own (see `ExecuteMiddleware`): the call is answered, not retried, cancelling nothing. */
   chainFailed(record: CallRecord, run: BodyRun, failure: ExecuteFailure): void {
-    if (run !== record.run) return; // an earlier attempt, abandoned after its grace
-    if (run.done || this.host.closed) return this.host.ended(record, 'late');
-    if (this.retryAfterSettled(record, run)) return;
-    this.host.release(record);
-    if (record.status !== undefined) return this.host.ended(record, 'freed');
-    record.endedAt = performance.now();
+    if (!this.current(record, run)) return;
+    if (!this.over(record)) return;
     refuseExecute(record, failure);
     this.host.ended(record, 'answered');
   }
