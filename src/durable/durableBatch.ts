@@ -27,9 +27,9 @@ export type { DurableSettings, GivenAnswer, ResumePlan, SubBatchScope } from './
 /**
  * One durable batch: a run (or a resume) of one turn. It holds the turn's lease while it runs (a
  * `LeaseKeeper`: renewed, fenced, and once lost the batch stops), and journals every call's life through
- * one writer, from the engine's call hooks (`JournalHooks`: `received`, `decided`, `started`,
- * `approval_answered`, `finished` — the stages know nothing of it), registered before the run's other
- * layers (the events), and from the batch itself:
+ * one writer, from the engine's call hooks (`JournalHooks`: `received`, `decided`, `approval_answered`,
+ * `finished`, and `started` from its execute middleware, outermost, before the body — the stages know
+ * nothing of it), registered before the run's other layers (the events), and from the batch itself:
  * - the guard's suspensions: `approval_pending` with a signed token;
  * - the end: `ended`, once every call has its result (what `prune` goes by).
  * Every append carries the lease: a store refuses it once another process took the turn, and the batch

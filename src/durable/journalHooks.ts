@@ -1,7 +1,7 @@
-import type { CallRecord } from '../engine/records/callRecord.js';
 import { CALL_NAME } from '../engine/records/callSlots.js';
 import { approvalPending } from '../engine/stages/guard.js';
 import type { CallView } from '../types/callView.js';
+import type { ExecuteMiddleware } from '../types/execute.js';
 import type { CallHooks, ReceivedVerdict } from '../types/hooks.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolResult } from '../types/toolResult.js';
@@ -40,9 +40,11 @@ export interface JournalOf {
  *   verdict from what the journal holds: a call that finished is replayed (never run again); one that
  *   started and never finished is answered `outcome_unknown` where it would have run, unless its tool is
  *   idempotent, a program or re-attaching; aborted, one that waits for a human stays suspended;
- * - `decided`: the `decided` entry (decision, admitted arguments, trace), the call's slots (its durable
- *   name, a program's journal), and a start check that writes `started` and waits until it is durable —
- *   and the lease known live — so no body runs unrecorded, nor once another process took the turn;
+ * - `decided`: the `decided` entry (decision, admitted arguments, trace), and the call's slots (its
+ *   durable name, a program's journal);
+ * - `execute`, the run's outermost execute middleware: before the first attempt the `started` entry,
+ *   and before every attempt everything written durable and the lease known live — so no body runs
+ *   unrecorded, nor once another process took the turn (else the call fails closed, its body unrun);
  * - `approvalAnswered`: the answer, unless a resume's answer journals itself;
  * - `finished`: the `finished` entry, durable before the result is given out: the hook's promise holds
  *   the result; a store failure fails the run (`journal_failed`; a lost lease stays `lease_lost`).
@@ -56,8 +58,12 @@ export interface JournalOf {
 export class JournalHooks implements CallHooks {
   /** A call ended suspended: the turn's `ended` entry says until when its approvals can be answered. */
   suspended = false;
+  /** The write-ahead of a body: see {@link writeAhead}. */
+  readonly execute: ExecuteMiddleware;
 
-  constructor(private readonly journal: JournalOf) {}
+  constructor(private readonly journal: JournalOf) {
+    this.execute = writeAhead(journal, this.#journalFailed);
+  }
 
   received(call: CallView): ReceivedVerdict | undefined {
     const journaled = this.journal.plan?.journaled.get(call.index);
@@ -82,16 +88,6 @@ export class JournalHooks implements CallHooks {
     const index = scope?.slotOf(call.index) ?? call.index;
     slots.set(DURABLE_CALL, { turn: key, index, resumed: plan?.journaled.get(call.index)?.started === true, leaseHeld: this.#leaseHeld });
     slots.set(CALL_NAME, ['durable', key, index]); // its idempotency key: the same after a resume, in any process
-    // The last check before the body: `started` is durable before it is invoked. The record's own start
-    // checks, until the journal's `started` is an execute middleware (issue 25, S16b).
-    (call as CallRecord).addStartCheck({
-      policy: '(journal)',
-      check: () => {
-        writer.write({ kind: 'started', index: call.index, at: Date.now() });
-        // A process that stalled past its lease starts nothing: the lease is known live, or renewed first.
-        return writer.durable().then(this.#startsNow, this.#journalFailed);
-      },
-    });
   }
 
   approvalAnswered(call: CallView, approved: boolean, answer: string): void {
@@ -115,9 +111,6 @@ export class JournalHooks implements CallHooks {
   }
 
   readonly #leaseHeld = (): boolean => !this.journal.lease.lost;
-
-  /** Once a call's `started` is durable: nothing if the lease is known live (no promise), else the renewal to wait for. */
-  readonly #startsNow = (): PromiseLike<undefined> | undefined => this.journal.lease.ensureHeld() as PromiseLike<undefined> | undefined;
 
   readonly #journalFailed = (error: unknown): never => {
     if (error instanceof DurableTurnError) throw error;
@@ -148,4 +141,22 @@ export class JournalHooks implements CallHooks {
     if (plan === undefined || plan.answers.has(index) || plan.programAnswers.has(index)) return undefined;
     return call.answered === undefined && call.pending !== undefined ? call.pending : openProgramApprovals(call)[0];
   }
+}
+
+/**
+ * The journal's execute middleware (named `journal` in a failure's trace), outermost around each attempt
+ * of each call: the first attempt writes the call's `started` entry — once per call, as the journal
+ * keeps it; then, before every attempt, it waits until everything written is durable and the lease is
+ * known live (renewed first if the last renewal is older than a round: a process that stalled past its
+ * lease starts nothing). Only then `next()`: the body runs. A store failure (`journal_failed`) or a lost
+ * lease (`lease_lost`) is the middleware's own failure, so the call fails closed without its body — and
+ * the run fails with it, as the writer stays failed and the lease lost.
+ */
+function writeAhead({ writer, lease }: JournalOf, journalFailed: (error: unknown) => never): ExecuteMiddleware {
+  // Nothing if the lease is known live (no promise), else the renewal to wait for; throws once it is lost.
+  const startsNow = (): Promise<void> | undefined => lease.ensureHeld();
+  return function journal(ctx, next) {
+    if (ctx.attempt === 1) writer.write({ kind: 'started', index: ctx.index, at: Date.now() });
+    return writer.durable().then(startsNow, journalFailed).then(() => next());
+  };
 }

@@ -11,9 +11,9 @@ import { DurableTurnError } from './errors.js';
  *   means another process took the turn: the lease is lost at once. A renewal that *fails* (a store
  *   blip) is tried again at the next round, until the lease's own expiry passes without one succeeding:
  *   then the lease is lost too — another process may take the turn from that moment on.
- * - **Lost.** Once lost, nothing more is appended (every append and start check throws the same
- *   `lease_lost` error) and `onLost` listeners are told, once: the batch stops, aborting the bodies in
- *   flight. A lost lease is never taken again: a lease is only taken by `acquire`, once per run.
+ * - **Lost.** Once lost, nothing more is appended (every append, and the journal's check before a
+ *   body, throws the same `lease_lost` error) and `onLost` listeners are told, once: the batch stops,
+ *   aborting the bodies in flight. A lost lease is never taken again: a lease is only taken by `acquire`, once per run.
  * - **Before a body starts** (`ensureHeld`): the lease must be known to be live. When the last renewal
  *   that succeeded is older than a renewal round (the process stalled, or renewals failed), it renews
  *   first, and a refusal stops the start.

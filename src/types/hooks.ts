@@ -1,4 +1,5 @@
 import type { CallView } from './callView.js';
+import type { ExecuteMiddleware } from './execute.js';
 import type { JournaledResult } from './journal.js';
 import type { UnknownOutcome } from './outcome.js';
 import type { AttemptError } from './retry.js';
@@ -10,12 +11,13 @@ import type { ToolResult } from './toolResult.js';
  * owns the lifecycle, a layer registers hooks and never reaches into it — as Fastify's hooks). Every
  * hook is optional and synchronous; the engine calls a run's hooks in the order the layers were
  * registered. A hook must not throw: the events layer, the one that uses them today, catches what its
- * observers throw itself.
+ * observers throw itself. Besides the moments, a layer may wrap each attempt of its run's calls with
+ * execute middleware of its own (`execute`: the journal's write-ahead `started`).
  *
  * ```
  * intake ─► received ─► pre chain ─► decided ─► guard ─► [approvalRequested ─► approvalAnswered]
- *   ─► admission ─► slot ─► start checks ─► started ─► execute chain ─► body ─► [progress]*
- *   ─► [retry ─► execute chain ─► body]* ─► post chain ─► result chain ─► result ─► finished ─► reorder
+ *   ─► admission ─► slot ─► start checks ─► started ─► layers' execute ─► execute chain ─► body ─► [progress]*
+ *   ─► [retry ─► layers' execute ─► execute chain ─► body]* ─► post chain ─► result chain ─► result ─► finished ─► reorder
  * ```
  *
  * With no hooks in a run the engine pays one property read at each point.
@@ -56,6 +58,18 @@ export interface CallHooks {
    * error waits for the calls still in flight. Returning nothing passes the result on at once.
    */
   readonly finished?: (result: ToolResult) => void | PromiseLike<void>;
+  /**
+   * Not a moment but a wrap: the layer's own execute middleware, run around each attempt of each call
+   * of its run, outside the pipeline's `execute` and the tool's `chains.execute` (the layers' in
+   * registration order, the first outermost). Like theirs it runs in the call's slot, after the start
+   * checks, within the attempt's time limit, and once per attempt (`ctx.attempt`); the rules of
+   * {@link ExecuteMiddleware} hold: a failure of its own fails the call closed — `denied`,
+   * `policy_error`, `stage: 'execute'` when no body ran — and the body never runs without its `next()`.
+   * Its name in a failure's trace and message is the function's name. The durable journal's: before
+   * the first attempt it writes the call's `started`, and before every attempt it waits until what it
+   * wrote is durable and its lease is known live.
+   */
+  readonly execute?: ExecuteMiddleware;
 }
 
 /**

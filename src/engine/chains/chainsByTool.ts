@@ -8,24 +8,41 @@ export interface Chain<F> {
 
 /**
  * The chain a call runs: the pipeline's middleware, then its tool's own (`tool.chains`), composed once
- * per tool and kept for the subscription. `undefined` when both are empty, so a call of a tool without
- * middleware in a pipeline without any pays two property reads and nothing else.
+ * per tool and kept for the subscription — and, outside both, its run's layers' own (`outer`: the
+ * durable journal's), composed once per run and tool. `undefined` when all are empty, so a call of a
+ * tool without middleware in a pipeline and a run without any pays three property reads and nothing else.
  *
  * @example
  * ```ts
  * const executeChains = new ChainsByTool('execute', { middleware: settings.execute, names: settings.executeNames });
- * const chain = executeChains.of(record.tool); // undefined: invoke the body directly
+ * const chain = executeChains.of(record.tool, record.hooks?.execute); // undefined: invoke the body directly
  * ```
  */
 export class ChainsByTool<K extends keyof ToolChains> {
   private readonly byTool = new Map<AnyTool, Chain<Entry<K>>>();
+  /** By a run's layers' chain: what its calls run, by tool (a run ends, its entry goes with its chain). */
+  private readonly byOuter = new WeakMap<Chain<Entry<K>>, Map<AnyTool | undefined, Chain<Entry<K>>>>();
 
   constructor(
     private readonly kind: K,
     private readonly pipeline: Chain<Entry<K>>,
   ) {}
 
-  of(tool: AnyTool | undefined): Chain<Entry<K>> | undefined {
+  of(tool: AnyTool | undefined, outer?: Chain<Entry<K>>): Chain<Entry<K>> | undefined {
+    if (outer === undefined) return this.inner(tool);
+    let byTool = this.byOuter.get(outer);
+    if (byTool === undefined) this.byOuter.set(outer, (byTool = new Map()));
+    let chain = byTool.get(tool);
+    if (chain === undefined) {
+      const inner = this.inner(tool);
+      chain = inner === undefined ? outer : { middleware: [...outer.middleware, ...inner.middleware], names: [...outer.names, ...inner.names] };
+      byTool.set(tool, chain);
+    }
+    return chain;
+  }
+
+  /** The pipeline's and the tool's. */
+  private inner(tool: AnyTool | undefined): Chain<Entry<K>> | undefined {
     const own = tool?.chains?.[this.kind] as readonly Entry<K>[] | undefined;
     if (own === undefined) return this.pipeline.middleware.length === 0 ? undefined : this.pipeline;
     let chain = this.byTool.get(tool!);

@@ -1,6 +1,8 @@
 import type { CallView } from '../../types/callView.js';
+import type { ExecuteMiddleware } from '../../types/execute.js';
 import type { CallHooks, ReceivedVerdict } from '../../types/hooks.js';
 import type { ToolResult } from '../../types/toolResult.js';
+import type { Chain } from './chainsByTool.js';
 
 /** The call as the engine hands it to `received`: its view, and the way to apply a layer's verdict (the record). */
 export interface ReceivedCall extends CallView {
@@ -10,13 +12,16 @@ export interface ReceivedCall extends CallView {
 /**
  * A run's hooks with every point present, so a stage calls `record.hooks?.started(record)` and nothing
  * more. `received` applies the layers' verdicts itself; `finished` returns a promise only when a layer's
- * did (then the later layers' hooks have run once it settled).
+ * did (then the later layers' hooks have run once it settled). `execute` is the layers' own execute
+ * middleware as one chain, outermost first (`undefined` when no layer has any): the pool puts it
+ * around the pipeline's and the tool's.
  */
-export type RunHooks = { readonly [K in Exclude<keyof CallHooks, 'received'>]-?: NonNullable<CallHooks[K]> } & {
+export type RunHooks = { readonly [K in Exclude<keyof CallHooks, 'received' | 'execute'>]-?: NonNullable<CallHooks[K]> } & {
   readonly received: (call: ReceivedCall) => void;
+  readonly execute: Chain<ExecuteMiddleware> | undefined;
 };
 
-type Point = Exclude<keyof CallHooks, 'received' | 'finished'>;
+type Point = Exclude<keyof CallHooks, 'received' | 'finished' | 'execute'>;
 type Finished = NonNullable<CallHooks['finished']>;
 
 const NOTHING = (): void => undefined;
@@ -42,6 +47,17 @@ export function runHooks(layers: readonly (CallHooks | undefined)[]): RunHooks |
     ...(points as unknown as Pick<RunHooks, Point>),
     received: receivedInOrder(bound(present, 'received')),
     finished: finishedInOrder(bound(present, 'finished')),
+    execute: layersExecute(present),
+  };
+}
+
+/** The layers' execute middleware as one chain, in registration order; each named by its function (before binding). */
+function layersExecute(present: readonly CallHooks[]): Chain<ExecuteMiddleware> | undefined {
+  const own = present.filter((hooks) => hooks.execute !== undefined);
+  if (own.length === 0) return undefined;
+  return {
+    middleware: own.map((hooks) => hooks.execute!.bind(hooks)),
+    names: own.map((hooks, i) => hooks.execute!.name || `layer.execute[${i}]`),
   };
 }
 

@@ -36,7 +36,7 @@ export function resultChain(settings: PipelineSettings, signal: AbortSignal | un
 
   return concurrentStage(
     (record, scope) => {
-      if (record.replayed) return;
+      if (record.verdict === 'replay') return;
       const chain = chains.of(record.tool);
       if (chain === undefined) return;
       try {

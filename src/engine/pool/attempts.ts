@@ -18,11 +18,11 @@ import type { AttemptSettings, AttemptsHost } from './attemptsHost.js';
 /**
  * A call's life in its slot, one instance per pool: its start checks, each attempt of its body with its
  * time limit, the grace after an abort (rule 4), the delay before a retry (8b), and what the body
- * reported, decoded into an `AttemptOutcome` (9). With execute middleware (the pipeline's `execute`,
- * the tool's `chains.execute`) each attempt runs through them (`runExecuteChain`) instead of invoking
- * the body directly, inside the attempt's slot and time limit, which a middleware may shorten
- * (`tightenTimeout`); a failure of the chain's own (`chainFailed`) answers the call without a retry
- * and cancels nothing. An attempt's state is its `BodyRun`
+ * reported, decoded into an `AttemptOutcome` (9). With execute middleware (the run's layers' own,
+ * `CallHooks.execute`, outside the pipeline's `execute` and the tool's `chains.execute`) each attempt
+ * runs through them (`runExecuteChain`) instead of invoking the body directly, inside the attempt's
+ * slot and time limit, which a middleware may shorten (`tightenTimeout`); a failure of the chain's own
+ * (`chainFailed`) answers the call without a retry and cancels nothing. An attempt's state is its `BodyRun`
  * (`record.run`): a report of a run that is no longer the call's (an earlier attempt, abandoned after
  * its grace) is ignored.
  */
@@ -141,7 +141,7 @@ export class Attempts implements ExecuteHost {
     if (timeoutMs !== undefined) run.timer = this.deadlines.add(record, timeoutMs);
     const { retention } = this.settings;
     const maxItems = retention.size === 0 ? Infinity : (retention.get(record.tool!.name)?.maxItems ?? Infinity);
-    const chain = this.executeChains.of(record.tool);
+    const chain = this.executeChains.of(record.tool, record.hooks?.execute); // the run's layers' outermost
     if (chain === undefined) invokeBody(this, record, new ExecutionContext(this, record), maxItems);
     else runExecuteChain(this, record, chain, maxItems, timeoutMs, this.settings.scheduler);
   }

@@ -63,9 +63,10 @@ export class CallPool implements AttemptsHost {
   /**
    * 1. A record that arrives finished (intake error, denial) or cancelled (its turn, or everything) is
    *    emitted at once and holds no slot; others queue in arrival order (see `pump`).
-   * 7a. A resumed call answered `outcome_unknown` (it had started before a crash) waits for its turn in
-   *    the queue and fails there, as a body failure of its mode would (never cancelling calls before it).
-   *    Unless its tool is gone from this pipeline: with no mode to fail as, it is emitted at once.
+   * 7a. A call a layer answered in place at `received` (a resume's `outcome_unknown`: it had started
+   *    before a crash) waits for its turn in the queue and fails there, as a body failure of its mode
+   *    would (never cancelling calls before it). Unless its tool is gone from this pipeline: with no
+   *    mode to fail as, it is emitted at once.
    */
   next(record: CallRecord): void {
     if (this.closed) return;
@@ -77,7 +78,7 @@ export class CallPool implements AttemptsHost {
       this.emit(record);
     } else if (record.status === undefined && cancellation === undefined && this.suspended.stopped(record)) {
       this.emit(record);
-    } else if (record.error?.code === 'outcome_unknown' && record.tool !== undefined && cancellation === undefined) {
+    } else if (record.verdict === 'in-place' && record.tool !== undefined && cancellation === undefined) {
       // A resumed call whose body ran, maybe, before a crash: it fails where it would have run.
       this.queue.push(record);
       this.pump();
@@ -251,7 +252,7 @@ export class CallPool implements AttemptsHost {
         }
         queue.shift();
         if (head.status === undefined) this.start(head, exclusive);
-        else this.failed(head); // outcome_unknown, at its turn: as a failure of its mode (rule 7a)
+        else this.failed(head); // answered in place, at its turn: as a failure of its mode (rule 7a)
       }
     } finally {
       this.pumping = false;

@@ -45,8 +45,12 @@ export class CallRecord implements CallView, CallSlots {
   started = false;
   /** Bodies invoked so far: more than 1 when the tool's `retry` ran it again. */
   attempts = 0;
-  /** The outcome was replayed from a journal (a `replay` verdict at `received`): post-execute passes it as it is. */
-  replayed = false;
+  /**
+   * The kind of the verdict a layer settled the call with at `received` (see `ReceivedVerdict`), if any:
+   * a `replay`ed outcome passes post-execute and the result chain as it is; an `in-place` call waits for
+   * its turn in the pool and fails there (rule 7a).
+   */
+  verdict: ReceivedVerdict['kind'] | undefined = undefined;
   admittedAt = 0;
   /** The guard let the call through (allowed or approved), or 0. */
   decidedAt = 0;
@@ -185,9 +189,9 @@ export class CallRecord implements CallView, CallSlots {
    * any policy sees it. An `in-place` call keeps going to the pool, which fails it at its turn (rule 7a).
    */
   settle(verdict: ReceivedVerdict): void {
+    this.verdict = verdict.kind;
     if (verdict.kind === 'replay') {
       const { result } = verdict;
-      this.replayed = true;
       this.started = result.started;
       this.content = result.content;
       if (result.status === 'ok') this.succeed(result.value, result.streamed === true);

@@ -82,7 +82,7 @@ export function postExecute(settings: PipelineSettings, signal: AbortSignal | un
 
   return concurrentStage(
     (record, scope) => {
-      if (record.replayed) return; // its content is what the model saw the first time: final
+      if (record.verdict === 'replay') return; // its content is what the model saw the first time: final
       const startedAt = performance.now();
       renderRecordContent(record);
       if (post.length > 0) {

@@ -2,7 +2,7 @@ import { Observable, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
 import { z } from 'zod';
-import { defineTool, type Limiter, type RateLimiter, type RetryOptions } from '../../../src/index.js';
+import { defineTool, outcome, type Limiter, type RateLimiter, type RetryOptions } from '../../../src/index.js';
 import { CallPool } from '../../../src/engine/pool/callPool.js';
 import { BatchCancel } from '../../../src/engine/records/batchCancel.js';
 import { CallRecord } from '../../../src/engine/records/callRecord.js';
@@ -117,7 +117,8 @@ export function bench(tools: readonly ReturnType<typeof tool>[], options: Partia
     record.tool = settings.tools.get(name);
     record.turn = facts.turn;
     if (facts.status === 'denied') record.fail('denied', { code: 'denied', message: 'no', policy: 'test', reasons: [] } as never);
-    if (facts.status === 'outcome_unknown') record.fail('error', { code: 'outcome_unknown', message: 'it had started before a crash' });
+    // As a resume's journal answers it at `received`: in place (rule 7a).
+    if (facts.status === 'outcome_unknown') record.settle({ kind: 'in-place', outcome: outcome.unknown('it had started before a crash') });
     batch.received(record);
     pool.next(record);
     return record;
