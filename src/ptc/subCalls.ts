@@ -1,5 +1,6 @@
 import { Subject, type Subscription } from 'rxjs';
 import { runStages } from '../engine/runStages.js';
+import type { BatchOptions } from '../engine/pool/batchOptions.js';
 import type { ProgramRunJournal } from '../durable/durableProgram.js';
 import { renderValue } from '../util/renderContent.js';
 import type { PipelineSettings } from '../engine/settings.js';
@@ -8,6 +9,14 @@ import type { ToolErrorCode } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { SubCallLog, type LoggedSubCalls, type SubCallLogLimits } from './subCallLog.js';
 import type { HostFunction } from './types.js';
+
+/**
+ * The pool's options for a program's sub-calls: a failure or a `cancelRest()` request cancels nothing
+ * else (the program decides), and the batch completes only once every body has settled or been abandoned
+ * after `abortGraceMs`, so the program's own call — and the barrier it holds among the model's calls —
+ * outlasts every body it started.
+ */
+const PROGRAM_BATCH: BatchOptions = Object.freeze({ cancelRest: 'none', complete: 'when-settled' });
 
 /** What a failed sub-call rejects with; inside the program it is a `ToolCallError` with this code. */
 class SubCallError extends Error {
@@ -76,8 +85,7 @@ export class SubCalls {
     if (parentSignal.aborted) onAbort();
     let drain!: () => void;
     this.drained = new Promise<void>((resolve) => (drain = resolve));
-    const batch: PipelineSettings = { ...settings, programBatch: true };
-    const stages = durable === undefined ? runStages(batch, this.stop.signal) : durable.journal.stages(batch, this.stop.signal);
+    const stages = durable === undefined ? runStages(settings, this.stop.signal, undefined, PROGRAM_BATCH) : durable.journal.stages(settings, this.stop.signal, PROGRAM_BATCH);
     this.subscription = this.calls.pipe(stages).subscribe({
       next: (result) => {
         this.settle(result);
