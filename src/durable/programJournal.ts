@@ -2,6 +2,7 @@ import type { OperatorFunction } from 'rxjs';
 import { describeError } from '../util/describe.js';
 import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from './durableProgram.js';
 import type { BatchOptions } from '../engine/pool/batchOptions.js';
+import type { SubBatch } from '../engine/pipelineHandle.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { JournalStore } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
@@ -155,7 +156,12 @@ export class ProgramRun implements ProgramRunJournal {
     if (given !== undefined) this.#answers.set(position, given);
   }
 
-  stages(settings: PipelineSettings, signal: AbortSignal, options: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
+  /** The sub-batch's stages, run by the turn's journal: the batch gives its settings and pool options to the journal's runner. */
+  stages(batch: SubBatch, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
+    return batch.stages(signal, (settings, options, signal) => this.#subBatch(settings, options, signal));
+  }
+
+  #subBatch(settings: PipelineSettings, options: BatchOptions, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
     const { durable, index, writer } = this.call;
     this.#tools = settings.tools;
     const scope: SubBatchScope = {
