@@ -1,6 +1,7 @@
 import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
 import { runStages } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
+import type { BatchOptions } from '../engine/pool/batchOptions.js';
 import { holdUntil } from '../stream/holdUntil.js';
 import type { CallRecord } from '../engine/records/callRecord.js';
 import type { PipelineSettings } from '../engine/settings.js';
@@ -158,10 +159,10 @@ export class DurableBatch {
 
   /**
    * The journaled stages alone, results in completion order, without the lease: a program's sub-calls
-   * (their program's call holds the turn's lease).
+   * (their program's call holds the turn's lease), in a pool run by `options`.
    */
-  stages(signal: AbortSignal | undefined, hooks?: CallHooks): OperatorFunction<ToolCall, ToolResult> {
-    return runStages(this.#settings(), signal, runHooks([this.#journal, hooks]));
+  stages(signal: AbortSignal | undefined, hooks?: CallHooks, options?: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
+    return runStages(this.#settings(), signal, runHooks([this.#journal, hooks]), options);
   }
 
   /** Resolves once the subscription ended and the lease was given up. */
@@ -242,7 +243,7 @@ export class DurableBatch {
       flush: () => this.#journal.flush(),
       ended: () => this.#ended,
       lease: this.#lease,
-      subBatch: (settings, durable, plan, scope, signal) => new DurableBatch(settings, durable, this.turn, plan, scope).stages(signal),
+      subBatch: (settings, options, durable, plan, scope, signal) => new DurableBatch(settings, durable, this.turn, plan, scope).stages(signal, undefined, options),
     });
   }
 }

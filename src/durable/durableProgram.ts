@@ -1,5 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../engine/settings.js';
+import type { SubBatch } from '../engine/pipelineHandle.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
 import type { ToolCall } from '../types/toolCall.js';
@@ -16,8 +16,8 @@ export interface ProgramJournal {
 
 /** One run of a program in a durable turn: its sub-calls' stages, journaled, and what it stopped on. */
 export interface ProgramRunJournal {
-  /** The sub-calls' stages (no reordering), journaled under the program's call; `settings` are the program's. */
-  stages(settings: PipelineSettings, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult>;
+  /** The stages of the program's sub-batch (`batch`, made by the program through its `PipelineHandle`), journaled under the program's call. */
+  stages(batch: SubBatch, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult>;
   /** The program makes its `position`-th call (from 0): bind it to what earlier runs journaled of it. Before it is dispatched. */
   place(position: number, name: string, args: unknown): void;
   /** The program stopped, waiting for these approvals of its sub-calls: the turn's journal lists them (durable when this resolves). */

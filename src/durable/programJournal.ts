@@ -1,6 +1,8 @@
 import type { OperatorFunction } from 'rxjs';
 import { describeError } from '../util/describe.js';
 import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from './durableProgram.js';
+import type { BatchOptions } from '../engine/pool/batchOptions.js';
+import type { SubBatch } from '../engine/pipelineHandle.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { JournalStore } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
@@ -37,11 +39,11 @@ export interface ProgramCall {
   /** The turn's lease: the sub-calls' writes are fenced by it. */
   readonly lease: LeaseKeeper;
   /**
-   * The stages of a batch of the program's sub-calls, journaled under `scope` (a `DurableBatch`'s
-   * `stages`). Given by the turn's batch, which makes this journal: so this module does not import
-   * the class that imports it.
+   * The stages of a batch of the program's sub-calls, journaled under `scope`, in a pool run by
+   * `options` (a `DurableBatch`'s `stages`). Given by the turn's batch, which makes this journal: so
+   * this module does not import the class that imports it.
    */
-  readonly subBatch: (settings: PipelineSettings, durable: DurableSettings, plan: ResumePlan, scope: SubBatchScope, signal: AbortSignal) => OperatorFunction<ToolCall, ToolResult>;
+  readonly subBatch: (settings: PipelineSettings, options: BatchOptions, durable: DurableSettings, plan: ResumePlan, scope: SubBatchScope, signal: AbortSignal) => OperatorFunction<ToolCall, ToolResult>;
 }
 
 /** The key the sub-calls of the program of call `callId` in `turn` are journaled under. */
@@ -154,7 +156,12 @@ export class ProgramRun implements ProgramRunJournal {
     if (given !== undefined) this.#answers.set(position, given);
   }
 
-  stages(settings: PipelineSettings, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
+  /** The sub-batch's stages, run by the turn's journal: the batch gives its settings and pool options to the journal's runner. */
+  stages(batch: SubBatch, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
+    return batch.stages(signal, (settings, options, signal) => this.#subBatch(settings, options, signal));
+  }
+
+  #subBatch(settings: PipelineSettings, options: BatchOptions, signal: AbortSignal): OperatorFunction<ToolCall, ToolResult> {
     const { durable, index, writer } = this.call;
     this.#tools = settings.tools;
     const scope: SubBatchScope = {
@@ -167,7 +174,7 @@ export class ProgramRun implements ProgramRunJournal {
     };
     // A sub-batch takes no lease (its program's call holds the turn's), so `entries` is never compared.
     const plan: ResumePlan = { journaled: this.#journaled, answers: this.#answers, programAnswers: new Map(), entries: 0 };
-    return this.call.subBatch(settings, { ...durable, store: untilEnded(durable.store, this.call.ended) }, plan, scope, signal);
+    return this.call.subBatch(settings, options, { ...durable, store: untilEnded(durable.store, this.call.ended) }, plan, scope, signal);
   }
 
   async suspended(approvals: readonly PendingApproval[]): Promise<void> {

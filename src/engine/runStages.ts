@@ -5,6 +5,7 @@ import { BatchCancel } from './records/batchCancel.js';
 import type { CallRecord } from './records/callRecord.js';
 import type { RunHooks } from './chains/hooks.js';
 import { executeCalls } from './stages/execute.js';
+import type { BatchOptions } from './pool/batchOptions.js';
 import { guard } from './stages/guard.js';
 import { intake } from './stages/intake.js';
 import { postExecute } from './stages/postExecute.js';
@@ -29,8 +30,11 @@ import type { PipelineSettings } from './settings.js';
  * `hooks` are called at each moment of each call (see `CallHooks`): a `received` verdict settles the
  * call before any policy, and a `finished` promise holds its result until it settled — a rejection
  * errors the run. Without hooks none of this is in the pipe.
+ *
+ * `options` are the pool's for this batch (`BatchOptions`): a pipeline's own runs leave them out; a
+ * batch run inside a call (a program's sub-calls) says what a cancel-rest reaches and when it completes.
  */
-export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
+export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, hooks?: RunHooks, options?: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
   return (calls) =>
     defer(() => {
       // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
@@ -44,7 +48,7 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
         guard(settings, batch),
       );
       return admitted.pipe(
-        executeCalls(settings, signal, batch),
+        executeCalls(settings, signal, batch, options),
         postExecute(settings, signal),
         resultChain(settings, signal),
         toResults(settings.observers, settings.onObserverError),

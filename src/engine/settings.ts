@@ -52,13 +52,6 @@ export interface PipelineSettings {
   /** The budget of each tool that has one (default or its own). */
   readonly retention: ReadonlyMap<string, RetentionBudget>;
   /**
-   * Internal, never set from options: the batch of one program's sub-calls. A failure or a
-   * `cancelRest()` request cancels nothing else (the program decides), and the batch completes only once
-   * every body has settled or been abandoned after `abortGraceMs`, so the program's own call — and the
-   * barrier it holds among the model's calls — outlasts every body it started.
-   */
-  readonly programBatch?: boolean;
-  /**
    * Internal, never set from options: in a durable batch, records a suspended call's pending approval
    * (its signed token, in the journal) and returns it. Absent elsewhere: suspending then fails closed.
    */

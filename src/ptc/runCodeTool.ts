@@ -5,7 +5,7 @@ import { describeError } from '../util/describe.js';
 import { isPipelineAware, PIPELINE_HOOK, type PipelineAwareTool } from '../engine/layerState/pipelineAware.js';
 import { isCount, MAX_TIMER_MS } from '../util/validate.js';
 import { renderValue } from '../util/renderContent.js';
-import { availableTools, type PipelineSettings } from '../engine/settings.js';
+import type { PipelineHandle } from '../engine/pipelineHandle.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { AnyTool, ToolMode } from '../types/tool.js';
 import type { ApprovalPendingError } from '../types/toolError.js';
@@ -200,16 +200,19 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     },
   });
 
-  const bind = (settings: PipelineSettings): AnyTool => {
-    const tools = availableTools(settings).filter((tool) => !isPipelineAware(tool) && tool.name !== name);
-    // Sub-calls: the same settings, their own pool, and no tool of the program (no nested programs).
-    const subSettings: PipelineSettings = {
-      ...settings,
-      tools: new Map(tools.map((tool) => [tool.name, tool])),
-      concurrency: maxParallelSubCalls ?? settings.concurrency,
-      maxPending: Infinity,
-      onError: 'continue',
-    };
+  const bind = (pipeline: PipelineHandle): AnyTool => {
+    const tools = pipeline.tools.filter((tool) => !isPipelineAware(tool) && tool.name !== name);
+    // Sub-calls: the pipeline's stages, a pool of their own, and no tool of the program (no nested
+    // programs). A failure or a `cancelRest()` cancels no other sub-call (the program decides), and the
+    // batch completes only once every body has settled or been abandoned after `abortGraceMs`, so the
+    // program's own call — and the barrier it holds among the model's calls — outlasts every body it started.
+    const batch = pipeline.subBatch({
+      tools: tools.map((tool) => tool.name),
+      concurrency: maxParallelSubCalls ?? pipeline.concurrency,
+      cancelRest: 'none',
+      complete: 'when-settled',
+    });
+    const afterResponse = new Set(tools.filter((tool) => tool.start === 'after-response').map((tool) => tool.name));
     const bound = defineTool({
       name,
       description: describeProgramTools(description, tools),
@@ -220,7 +223,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
         // In a durable turn: this run's journal of the sub-calls, and a stop for when only approvals can move it on.
         const journal = await programJournalOf(ctx)?.open();
         const stop = new AbortController();
-        const subCalls = new SubCalls(subSettings, ctx.callId, ctx.signal, logLimits, journal && { journal, settleMs, onStuck: () => stop.abort() });
+        const subCalls = new SubCalls(batch, afterResponse, ctx.callId, ctx.signal, logLimits, journal && { journal, settleMs, onStuck: () => stop.abort() });
         const functions = Object.fromEntries(tools.map((tool) => [tool.name, subCalls.functionFor(tool.name)]));
         let result: CodeRunResult;
         try {
@@ -259,7 +262,7 @@ function describeProgramTools(description: string, tools: readonly AnyTool[]): s
   return `${declarations}\n\nNot callable from a program, as they start only after your response has ended: ${afterResponse.join(', ')}. Call them directly, as tool calls of their own.`;
 }
 
-function withHook(tool: AnyTool, bind: (settings: PipelineSettings) => AnyTool): PipelineAwareTool {
+function withHook(tool: AnyTool, bind: (pipeline: PipelineHandle) => AnyTool): PipelineAwareTool {
   return Object.freeze({ ...tool, [PIPELINE_HOOK]: bind });
 }
 

@@ -1,8 +1,7 @@
 import { Subject, type Subscription } from 'rxjs';
-import { runStages } from '../engine/runStages.js';
 import type { ProgramRunJournal } from '../durable/durableProgram.js';
 import { renderValue } from '../util/renderContent.js';
-import type { PipelineSettings } from '../engine/settings.js';
+import type { SubBatch } from '../engine/pipelineHandle.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolErrorCode } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';
@@ -37,10 +36,10 @@ export interface DurableSubCalls {
 }
 
 /**
- * The sub-calls of one program run, as one batch of the pipeline's own stages (restriction,
- * validation, policies, guard, approval, execute, post-execute), without reordering: each call's
- * promise settles as soon as its result is built. `close()` cancels what is still unfinished, waits
- * for every body to wind down, and returns the log.
+ * The sub-calls of one program run, as one run of the program's sub-batch `batch` (the pipeline's own
+ * stages: restriction, validation, policies, guard, approval, execute, post-execute, result; see
+ * `SubBatch`), without reordering: each call's promise settles as soon as its result is built.
+ * `close()` cancels what is still unfinished, waits for every body to wind down, and returns the log.
  *
  * A program learns no more than the model would from a direct call: it receives the result's value when
  * the model would see exactly that value's plain rendering, and otherwise the text the model would see
@@ -64,7 +63,9 @@ export class SubCalls {
   private readonly suspended = new Map<string, { readonly position: number; readonly approval: PendingApproval | undefined }>();
   private settleTimer: NodeJS.Timeout | undefined = undefined;
   constructor(
-    private readonly settings: PipelineSettings,
+    batch: SubBatch,
+    /** The tools that start only after the model's response: a program cannot call them. */
+    private readonly afterResponse: ReadonlySet<string>,
     private readonly parentId: string,
     parentSignal: AbortSignal,
     limits: SubCallLogLimits,
@@ -76,8 +77,7 @@ export class SubCalls {
     if (parentSignal.aborted) onAbort();
     let drain!: () => void;
     this.drained = new Promise<void>((resolve) => (drain = resolve));
-    const batch: PipelineSettings = { ...settings, programBatch: true };
-    const stages = durable === undefined ? runStages(batch, this.stop.signal) : durable.journal.stages(batch, this.stop.signal);
+    const stages = durable === undefined ? batch.stages(this.stop.signal) : durable.journal.stages(batch, this.stop.signal);
     this.subscription = this.calls.pipe(stages).subscribe({
       next: (result) => {
         this.settle(result);
@@ -93,8 +93,7 @@ export class SubCalls {
 
   /** The host function behind `tools.<name>` in the program. */
   functionFor(name: string): HostFunction {
-    // A tool whose calls start only after the model's response: a program cannot call it.
-    const afterResponse = this.settings.tools.get(name)?.start === 'after-response';
+    const afterResponse = this.afterResponse.has(name);
     return (args) =>
       new Promise((resolve, reject) => {
         const position = this.count++;

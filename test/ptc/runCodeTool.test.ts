@@ -19,6 +19,7 @@ import {
 } from '../../src/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
 import { resolvePipelineOptions } from '../../src/pipeline/options.js';
+import { pipelineHandle } from '../../src/engine/pipelineHandle.js';
 import { SubCalls } from '../../src/ptc/subCalls.js';
 
 const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });
@@ -447,7 +448,8 @@ describe('runCodeTool: the program\'s calls never outlive it', () => {
     expect(output(next).value).toBe(7);
     // At the seam: a call made after the batch stopped taking calls in is answered at once, and logged.
     const limits = { maxEntries: Infinity, maxChars: Infinity };
-    const subCalls = new SubCalls(resolvePipelineOptions({ tools: [tool('read')] }), 'late', new AbortController().signal, limits);
+    const batch = pipelineHandle(resolvePipelineOptions({ tools: [tool('read')] })).subBatch({ cancelRest: 'none', complete: 'when-settled' });
+    const subCalls = new SubCalls(batch, new Set(), 'late', new AbortController().signal, limits);
     const log = subCalls.close();
     await expect(subCalls.functionFor('read')({ n: 1 }, new AbortController().signal)).rejects.toMatchObject({ code: 'cancelled' });
     expect((await log).entries.map((sub) => [sub.id, sub.status])).toEqual([['late#1', 'cancelled']]);

@@ -1,5 +1,6 @@
 import type { Subscriber } from 'rxjs';
 import type { PipelineSettings } from '../settings.js';
+import { DEFAULT_BATCH, type BatchOptions } from './batchOptions.js';
 import type { OnError } from '../../types/tool.js';
 import type { CancelReason } from '../../types/toolError.js';
 import type { Cancellation, CallRecord } from '../records/callRecord.js';
@@ -52,6 +53,8 @@ export class CallPool implements AttemptsHost {
     private readonly signal: AbortSignal | undefined,
     /** Told when the rest is cancelled, so calls still in the policy stages are cancelled too. */
     private readonly batch: BatchCancel,
+    /** What a cancel-rest reaches, and when the output completes (rule 8). */
+    private readonly options: BatchOptions = DEFAULT_BATCH,
   ) {
     this.drain = new Drain(destination);
     this.admission = new Admission(settings, this.drain, this.running, () => this.pump());
@@ -143,7 +146,8 @@ export class CallPool implements AttemptsHost {
    * 3. Cancel every unfinished call of `by`'s turn but `by` (of every turn when the run's signal aborted):
    *    queued ones get a `cancelled` result without starting, running ones get theirs now and see their
    *    signal abort (rule 4), later arrivals are cancelled on arrival (`CancelledTurns`). Other turns go on.
-   * 8. In a program's batch (`settings.programBatch`) nothing but the run's signal cancels the rest.
+   * 8. In a batch whose `cancelRest` is `none` (a program's sub-calls: the program decides) nothing but
+   *    the run's signal cancels the rest.
    */
   cancelRest(reason: CancelReason, by: CallRecord | undefined): void {
     if (this.cancellation !== undefined || this.closed) return;
@@ -154,7 +158,7 @@ export class CallPool implements AttemptsHost {
       this.batch.cancelAll(cancellation);
       reached = () => true;
     } else {
-      if (this.settings.programBatch === true) return; // the program decides
+      if (this.options.cancelRest === 'none') return; // whoever runs the batch decides
       const turn = by?.turn;
       if (!this.batch.cancelTurn(turn, cancellation)) return; // cancelled already
       reached = (record) => record.turn === turn;
@@ -299,7 +303,7 @@ export class CallPool implements AttemptsHost {
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
     this.admission.release(record); // last: the permit (or a token the body never spent) may start a waiter at once
-    if (this.settings.programBatch === true) this.closeIfDone();
+    if (this.options.complete === 'when-settled') this.closeIfDone();
   }
 
   private emit(record: CallRecord): void {
@@ -312,10 +316,10 @@ export class CallPool implements AttemptsHost {
     this.closeIfDone();
   }
 
-  /** 6, 8. Done once every received call was answered — in a program's batch, once every slot is free too. */
+  /** 6, 8. Done once every received call was answered — `when-settled`, once every slot is free too. */
   private closeIfDone(): void {
     if (this.closed || !this.drain.idle) return;
-    if (this.settings.programBatch === true && this.running.size > 0) return; // bodies still winding down
+    if (this.options.complete === 'when-settled' && this.running.size > 0) return; // bodies still winding down
     this.closed = true; // before the output ends: the pool's own flag (teardown sets it too), not the drain's
     this.drain.close();
   }

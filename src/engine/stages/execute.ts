@@ -2,6 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { PipelineSettings } from '../settings.js';
 import { BatchCancel } from '../records/batchCancel.js';
 import { CallPool } from '../pool/callPool.js';
+import type { BatchOptions } from '../pool/batchOptions.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { subscribeAsChild } from '../../stream/subscribeAsChild.js';
 
@@ -31,6 +32,7 @@ import { subscribeAsChild } from '../../stream/subscribeAsChild.js';
  * @param settings - the pipeline's resolved options.
  * @param signal - aborting it cancels every unfinished call (each still gets a `cancelled` result).
  * @param batch - the subscription's cancellation, which this stage decides and the policy stages follow.
+ * @param options - the pool's batch options: what a cancel-rest reaches, when the output completes.
  *
  * @example
  * ```ts
@@ -41,10 +43,11 @@ export function executeCalls(
   settings: PipelineSettings,
   signal: AbortSignal | undefined,
   batch: BatchCancel = new BatchCancel(),
+  options?: BatchOptions,
 ): OperatorFunction<CallRecord, CallRecord> {
   return (source) =>
     new Observable<CallRecord>((subscriber) => {
-      const pool = new CallPool(settings, subscriber, signal, batch);
+      const pool = new CallPool(settings, subscriber, signal, batch, options);
       // Teardown first, so an unsubscribe during a synchronous source already stops the pool.
       subscriber.add(() => pool.close());
       subscribeAsChild(subscriber, source, pool);

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createLimiter, createRateLimiter } from '../../../src/index.js';
 import { at, bench, bodies, log, reset, scheduler, settle, tool } from './poolHarness.js';
 
-// What a call waits for before it takes a slot (the pool's rules 5, 8a, 8c, 8d) and a program's batch
+// What a call waits for before it takes a slot (the pool's rules 5, 8a, 8c, 8d) and the batch options
 // (8), on a pool driven alone in virtual time (`poolHarness`). The log reads `start <id> @t` when a body
 // starts and `<id> <status> @t` when its result comes out.
 
@@ -45,27 +45,77 @@ describe('rule 5: maxPending', () => {
   });
 });
 
-describe("rule 8: a program's batch", () => {
-  it('a failure under cancel-rest cancels nothing: the program decides', () => {
-    const { send } = bench([tool('p')], { onError: 'cancel-rest', programBatch: true });
+describe('rule 8: batch options', () => {
+  // Each case is run with the option set and with the pool's default, so it shows what the option changes.
+  it.each([
+    ['turn', ['start a @0', 'start b @0', 'b cancelled(sibling_failed) @1', 'a error @1', 'complete @1']],
+    ['none', ['start a @0', 'start b @0', 'a error @1', 'b ok @3', 'complete @3']],
+  ] as const)('cancelRest %s: what a failure under cancel-rest reaches', (cancelRest, expected) => {
+    const { send, pool } = bench([tool('p')], { onError: 'cancel-rest', batch: { cancelRest, complete: 'when-answered' } });
     scheduler.run(() => {
       send('a', 'p');
       send('b', 'p');
+      pool.complete();
       settle(1, 'a', 'boom');
       settle(3, 'b');
     });
-    expect(log).toEqual(['start a @0', 'start b @0', 'a error @1', 'b ok @3']);
+    expect(log).toEqual(expected);
   });
 
-  it('it completes only once every slot is free: a cancelled body that ignores its signal is waited for, up to its grace', () => {
+  it.each([
+    ['turn', ['start a @0', 'start b @0', 'b cancelled(cancel_requested) @1', 'a ok @2', 'complete @2']],
+    ['none', ['start a @0', 'start b @0', 'a ok @2', 'b ok @3', 'complete @3']],
+  ] as const)("cancelRest %s: what a body's ctx.cancelRest() reaches", (cancelRest, expected) => {
+    const { send, pool } = bench([tool('p')], { batch: { cancelRest, complete: 'when-answered' } });
+    scheduler.run(() => {
+      send('a', 'p');
+      send('b', 'p');
+      pool.complete();
+      at(1, () => bodies.get('a')!.cancelRest());
+      settle(2, 'a');
+      settle(3, 'b');
+    });
+    expect(log).toEqual(expected);
+  });
+
+  it('cancelRest none: the run\'s signal still cancels every call', () => {
     const controller = new AbortController();
-    const { send, pool } = bench([tool('p')], { programBatch: true }, controller.signal); // grace 10
+    const { send } = bench([tool('p')], { batch: { cancelRest: 'none', complete: 'when-answered' } }, controller.signal);
+    scheduler.run(() => {
+      send('a', 'p');
+      send('b', 'p');
+      at(1, () => controller.abort());
+    });
+    expect(log).toEqual(['start a @0', 'start b @0', 'a cancelled(aborted) @1', 'b cancelled(aborted) @1']);
+  });
+
+  it.each([
+    ['when-answered', ['start a @0', 'a cancelled(aborted) @1', 'complete @1']],
+    ['when-settled', ['start a @0', 'a cancelled(aborted) @1', 'complete @11']],
+  ] as const)('complete %s: a cancelled body that ignores its signal holds its slot for its grace', (complete, expected) => {
+    const controller = new AbortController();
+    const { send, pool } = bench([tool('p')], { batch: { cancelRest: 'none', complete } }, controller.signal); // grace 10
     scheduler.run(() => {
       send('a', 'p');
       pool.complete();
       at(1, () => controller.abort());
     });
-    expect(log).toEqual(['start a @0', 'a cancelled(aborted) @1', 'complete @11']);
+    expect(log).toEqual(expected);
+  });
+
+  it.each([
+    ['when-answered', ['start a @0', 'start b @0', 'b cancelled(sibling_failed) @1', 'a error @1', 'complete @1']],
+    ['when-settled', ['start a @0', 'start b @0', 'b cancelled(sibling_failed) @1', 'a error @1', 'complete @4']],
+  ] as const)('complete %s: every slot released, whatever cancelled its call (here a sibling, cancel-rest reaching the turn)', (complete, expected) => {
+    const { send, pool } = bench([tool('p')], { onError: 'cancel-rest', batch: { cancelRest: 'turn', complete } });
+    scheduler.run(() => {
+      send('a', 'p');
+      send('b', 'p');
+      pool.complete();
+      settle(1, 'a', 'boom');
+      settle(4, 'b'); // b's body settles within its grace: its slot is free at 4
+    });
+    expect(log).toEqual(expected);
   });
 });
 

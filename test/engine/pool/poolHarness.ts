@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { z } from 'zod';
 import { defineTool, outcome, type Limiter, type RateLimiter, type RetryOptions } from '../../../src/index.js';
 import { CallPool } from '../../../src/engine/pool/callPool.js';
+import type { BatchOptions } from '../../../src/engine/pool/batchOptions.js';
 import { BatchCancel } from '../../../src/engine/records/batchCancel.js';
 import { CallRecord } from '../../../src/engine/records/callRecord.js';
 import type { PipelineSettings } from '../../../src/engine/settings.js';
@@ -17,6 +18,8 @@ import { resolvePipelineOptions, type PipelineOptions } from '../../../src/pipel
 export interface Body {
   readonly start: number;
   readonly signal: AbortSignal;
+  /** The body's `ctx.cancelRest()`. */
+  cancelRest(): void;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -71,7 +74,7 @@ export function tool(name: string, facts: ToolFacts = {}) {
     idempotent: true,
     ...facts,
     execute: (_args, ctx) => {
-      const body: Body = { start: now(), signal: ctx.signal, resolve: () => undefined, reject: () => undefined };
+      const body: Body = { start: now(), signal: ctx.signal, cancelRest: () => ctx.cancelRest(), resolve: () => undefined, reject: () => undefined };
       bodies.set(ctx.callId, body);
       log.push(`start ${ctx.callId} @${now()}`);
       return {
@@ -90,17 +93,16 @@ export const settle = (frame: number, id: string, failure?: string): Subscriptio
 
 /**
  * A pool over `tools` with `options` (no default time limit, a grace of 10), whose output is logged.
- * `programBatch` makes it a program's batch (rule 8).
+ * `batch` are the pool's batch options (rule 8); left out, the pool's defaults.
  */
-export function bench(tools: readonly ReturnType<typeof tool>[], options: Partial<PipelineOptions> & { programBatch?: boolean } = {}, signal?: AbortSignal): Bench {
-  const { programBatch, ...rest } = options;
-  const resolved = resolvePipelineOptions({ tools, defaultTimeoutMs: Infinity, abortGraceMs: 10, scheduler, ...rest });
-  const settings: PipelineSettings = programBatch === true ? { ...resolved, programBatch } : resolved;
+export function bench(tools: readonly ReturnType<typeof tool>[], options: Partial<PipelineOptions> & { batch?: BatchOptions } = {}, signal?: AbortSignal): Bench {
+  const { batch: batchOptions, ...rest } = options;
+  const settings = resolvePipelineOptions({ tools, defaultTimeoutMs: Infinity, abortGraceMs: 10, scheduler, ...rest });
   const batch = new BatchCancel();
   const results: CallRecord[] = [];
   let pool!: CallPool;
   const subscription = new Observable<CallRecord>((subscriber) => {
-    pool = new CallPool(settings, subscriber, signal, batch);
+    pool = new CallPool(settings, subscriber, signal, batch, batchOptions);
     subscriber.add(() => pool.close());
   }).subscribe({
     next: (record) => {
