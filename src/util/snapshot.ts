@@ -30,7 +30,7 @@ export function snapshotValue(value: unknown): unknown {
   try {
     return copyJson(value, '', base);
   } finally {
-    ancestors.length = base; // a throw leaves its path behind
+    if (ancestors.length !== base) ancestors.length = base; // a throw leaves its path behind (a write to `length` is no cheap store)
   }
 }
 
