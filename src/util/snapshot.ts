@@ -26,7 +26,12 @@ export function snapshotArgs(raw: unknown): unknown {
  * @throws {TypeError} for a value without a JSON form.
  */
 export function snapshotValue(value: unknown): unknown {
-  return copyJson(value, '', []);
+  const base = ancestors.length;
+  try {
+    return copyJson(value, '', base);
+  } finally {
+    if (ancestors.length !== base) ancestors.length = base; // a throw leaves its path behind (a write to `length` is no cheap store)
+  }
 }
 
 /**
@@ -50,22 +55,25 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /**
- * The objects being copied, outermost first, to detect a cycle: an array while the nesting is shallow
- * (as arguments are; no Set allocated per call), a Set once it is deep (no quadratic scan).
+ * The objects being copied, outermost first, to detect a cycle. One array for every copy — no array per
+ * call, as this runs once per call: a copy is synchronous, so each one's path sits above the paths of
+ * the copies it runs inside (a `toJSON` may snapshot a value of its own), from its `base`.
  */
-type CopyPath = object[] | Set<object>;
+const ancestors: object[] = [];
+
+/** A copy's path: its base in `ancestors` while shallow; past `SHALLOW` levels, a set of the rest. */
+type CopyPath = number | Set<object>;
 
 const SHALLOW = 32;
 
-/** Enters `value`; throws if it is already being copied (a cycle). Returns the path to continue with. */
 function enter(path: CopyPath, value: object): CopyPath {
-  if (Array.isArray(path)) {
-    if (path.includes(value)) throw new TypeError('the arguments hold a cycle');
-    if (path.length < SHALLOW) {
-      path.push(value);
+  if (typeof path === 'number') {
+    if (ancestors.indexOf(value, path) !== -1) throw new TypeError('the arguments hold a cycle');
+    if (ancestors.length - path < SHALLOW) {
+      ancestors.push(value);
       return path;
     }
-    path = new Set(path);
+    path = new Set(ancestors.slice(path));
   }
   if (path.has(value)) throw new TypeError('the arguments hold a cycle');
   path.add(value);
@@ -73,11 +81,10 @@ function enter(path: CopyPath, value: object): CopyPath {
 }
 
 function leave(path: CopyPath, value: object): void {
-  if (Array.isArray(path)) path.pop();
+  if (typeof path === 'number') ancestors.pop();
   else path.delete(value);
 }
 
-/** `JSON.parse(JSON.stringify(value))`, frozen as it is built, without the text in between. */
 function copyJson(value: unknown, key: string, outer: CopyPath): unknown {
   switch (typeof value) {
     case 'string':

@@ -47,4 +47,26 @@ describe('snapshotValue', () => {
     Object.defineProperty(value, 'hidden', { value: 3, enumerable: false });
     expect(snapshotValue({ v: value })).toEqual({ v: { own: 2 } });
   });
+
+  it('forgets a failed copy: a cycle or a throwing getter leaves nothing behind for the next copy', () => {
+    const shared = { x: 1 };
+    const cyclic: Record<string, unknown> = { shared };
+    cyclic['self'] = cyclic;
+    expect(() => snapshotValue(cyclic)).toThrow(/cycle/);
+    const hostile = { shared, get boom(): never { throw new Error('getter'); } };
+    expect(() => snapshotValue(hostile)).toThrow(/getter/);
+    // `shared` was on the path of both failed copies: a copy that looked below its own start would see it.
+    expect(snapshotValue({ shared, again: shared })).toEqual({ shared: { x: 1 }, again: { x: 1 } });
+  });
+
+  it('lets a toJSON snapshot a value of its own, even one on the outer copy\'s path', () => {
+    const outer: Record<string, unknown> = { n: 1 };
+    outer['inner'] = { toJSON: () => snapshotValue({ copyOfOuter: { n: outer['n'] } }) };
+    expect(snapshotValue(outer)).toEqual({ n: 1, inner: { copyOfOuter: { n: 1 } } });
+    // A nested copy of an object on the outer copy's path: a copy of its own, not a cycle of the outer one.
+    const a: Record<string, unknown> = { n: 2 };
+    let calls = 0;
+    a['t'] = { toJSON: () => (calls++ === 0 ? snapshotValue({ inner: a }) : 'leaf') };
+    expect(snapshotValue({ a })).toEqual({ a: { n: 2, t: { inner: { n: 2, t: 'leaf' } } } });
+  });
 });

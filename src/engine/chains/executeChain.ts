@@ -95,7 +95,7 @@ class AttemptChain {
   start(timeoutMs: number | undefined): void {
     const { run, scope } = this;
     run.stopBody = () => {
-      scope.abort(run.signal().reason); // read after the run aborted: the signal is made aborted, with its reason
+      scope.abort(run.signal.reason); // read after the run aborted: the signal is made aborted, with its reason
       return false;
     };
     const ctx = new MiddlewareContext(this, scope, timeoutMs === undefined ? undefined : this.scheduler.now() + timeoutMs);
@@ -203,7 +203,7 @@ class AttemptChain {
     const collector = new Collector(run);
     scope.onAbort(() => {
       // An unsubscribed Observable never settles: it ended now, with the reason.
-      if (run.abort(scope.reason)) collector.rejectBody(this.record, run, scope.reason, undefined);
+      if (run.stop(scope.reason)) collector.rejectBody(this.record, run, scope.reason, undefined);
     });
     return collector;
   }
@@ -293,7 +293,7 @@ class Collector implements BodySink {
   resolveBody(_record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void {
     if (run !== this.run) return;
     // A stream its abort cut short (an async iterable ends quietly): not the whole output.
-    if (streamed && run.aborted) this.settle(new Settled(false, run.signal().reason));
+    if (streamed && run.aborted) this.settle(new Settled(false, run.signal.reason));
     else this.settle(new Settled(true, streamed ? outcome.streamed(value as readonly unknown[]) : value));
   }
 
@@ -369,6 +369,6 @@ class ChainedBodyContext extends ExecutionContext {
   }
 
   override get signal(): AbortSignal {
-    return this.#body.signal();
+    return this.#body.signal;
   }
 }

@@ -67,7 +67,7 @@ export class Attempts implements ExecuteHost {
 
   /** The call was answered while in its slot (cancelled): its body is aborted, its slot held by rule 4. */
   stop(record: CallRecord, reason: unknown): void {
-    if (record.run!.abort(reason)) this.host.release(record);
+    if (record.run!.stop(reason)) this.host.release(record);
     else this.holdForGrace(record);
   }
 
@@ -94,14 +94,14 @@ export class Attempts implements ExecuteHost {
     const run = record.run!;
     const limit = this.settings.policyTimeoutMs;
     if (limit !== undefined) run.timer = this.settings.scheduler.schedule(this.onChecksTimedOut, limit, record);
-    void runStartChecks(checks, record.args, run.signal()).then((refusal) => this.checked(record, run, refusal));
+    void runStartChecks(checks, record.args, run.signal).then((refusal) => this.checked(record, run, refusal));
   }
 
   private checksTimedOut(record: CallRecord): void {
     const run = record.run!;
     run.timer = undefined;
     const limit = this.settings.policyTimeoutMs!;
-    run.abort(new DOMException(`start checks timed out after ${limit} ms`, 'TimeoutError'));
+    run.stop(new DOMException(`start checks timed out after ${limit} ms`, 'TimeoutError'));
     const pending = record.startChecks!.map(({ policy }) => policy).join(', ');
     this.checked(record, run, { kind: 'failed', policy: pending, message: `did not answer within ${limit} ms`, cause: undefined });
   }
@@ -234,7 +234,7 @@ export class Attempts implements ExecuteHost {
     const reason = new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError');
     if (delayMs !== undefined) {
       // Retried: the next attempt waits for this one to settle (at most the grace), then the delay.
-      if (run.abort(reason) || this.settings.abortGraceMs === 0) return this.backOff(record, delayMs);
+      if (run.stop(reason) || this.settings.abortGraceMs === 0) return this.backOff(record, delayMs);
       run.retryAfterMs = delayMs;
       return this.holdForGrace(record);
     }

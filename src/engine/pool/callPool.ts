@@ -208,7 +208,7 @@ export class CallPool implements AttemptsHost {
       const run = record.run!;
       run.clearTimer();
       // A no-op for bodies already aborted (and stopped) by a timeout or cancel.
-      if (!run.abort(reason) && !run.done) unstopped.add(record);
+      if (!run.stop(reason) && !run.done) unstopped.add(record);
     }
     this.running.clear();
     this.attempts.close();

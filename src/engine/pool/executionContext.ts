@@ -31,7 +31,7 @@ export class ExecutionContext implements ToolContext {
   }
 
   get signal(): AbortSignal {
-    return this.#run.signal();
+    return this.#run.signal;
   }
 
   get callId(): string {

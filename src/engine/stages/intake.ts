@@ -66,8 +66,16 @@ function admit(
   admittedAs: Decision | undefined,
 ): CallRecord {
   const receivedAt = performance.now();
-  const shaped = typeof call === 'object' && call !== null;
-  const { id, name, args, turn } = shaped ? readCall(call) : UNREADABLE;
+  // Each field read once: a hostile getter or Proxy becomes an `invalid_call`, not a crash. Into locals,
+  // not an object: this runs once per call.
+  let id: unknown, name: unknown, args: unknown, turn: unknown;
+  if (typeof call === 'object' && call !== null) {
+    try {
+      ({ id, name, args, turn } = call as Record<string, unknown>);
+    } catch {
+      id = name = args = turn = undefined;
+    }
+  }
   const record = new CallRecord(
     index,
     typeof id === 'string' ? id : `invalid_call_${index}`,
@@ -159,25 +167,6 @@ function admit(
   record.decision = admittedAs;
   record.admittedAt = performance.now();
   return record;
-}
-
-interface CallFields {
-  readonly id: unknown;
-  readonly name: unknown;
-  readonly args: unknown;
-  readonly turn: unknown;
-}
-
-const UNREADABLE: CallFields = { id: undefined, name: undefined, args: undefined, turn: undefined };
-
-/** Reads the fields once each: a hostile getter or Proxy becomes an `invalid_call`, not a crash. */
-function readCall(call: object): CallFields {
-  try {
-    const { id, name, args, turn } = call as Record<string, unknown>;
-    return { id, name, args, turn };
-  } catch {
-    return UNREADABLE;
-  }
 }
 
 function reject(record: CallRecord, error: Parameters<CallRecord['fail']>[1]): CallRecord {
