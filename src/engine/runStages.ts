@@ -5,6 +5,8 @@ import { BatchCancel } from './records/batchCancel.js';
 import type { CallRecord } from './records/callRecord.js';
 import type { RunHooks } from './chains/hooks.js';
 import { executeCalls } from './stages/execute.js';
+import { reorderIn } from './stages/reorder.js';
+import { ReorderWindow } from '../stream/reorderWindow.js';
 import { guard } from './stages/guard.js';
 import { intake } from './stages/intake.js';
 import { postExecute } from './stages/postExecute.js';
@@ -23,14 +25,22 @@ import type { PipelineSettings } from './settings.js';
  *
  * @example
  * ```ts
- * calls$.pipe(runStages(settings, signal, runHooks([journalHooks, eventHooks])), reorderByIndex()).subscribe(sendToModel);
+ * calls$.pipe(runStages(settings, signal, runHooks([journalHooks, eventHooks]))).subscribe(onResult); // completion order
  * ```
  *
  * `hooks` are called at each moment of each call (see `CallHooks`): a `received` verdict settles the
  * call before any policy, and a `finished` promise holds its result until it settled — a rejection
  * errors the run. Without hooks none of this is in the pipe.
+ *
+ * `window` is the reorder window after these stages (`runInOrder`), which the pool's `maxPending`
+ * reads; without one nothing reorders the results, none waits, and `maxPending` holds nothing back.
  */
-export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
+export function runStages(
+  settings: PipelineSettings,
+  signal: AbortSignal | undefined,
+  hooks?: RunHooks,
+  window?: ReorderWindow<ToolResult>,
+): OperatorFunction<ToolCall, ToolResult> {
   return (calls) =>
     defer(() => {
       // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
@@ -44,13 +54,32 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
         guard(settings, batch),
       );
       return admitted.pipe(
-        executeCalls(settings, signal, batch),
+        executeCalls(settings, signal, batch, window),
         postExecute(settings, signal),
         resultChain(settings, signal),
         toResults(settings.observers, settings.onObserverError),
         // Synchronous while every layer's `finished` is: a promise holds only its own result.
         hooks === undefined ? identity : awaitEach<ToolResult>(hooks.finished),
       );
+    });
+}
+
+/**
+ * Every stage, results in model order: `runStages` and the reorder after it, sharing one
+ * `ReorderWindow` per subscription — the reorder's buffer, from which the pool's `maxPending` is
+ * answered, counting the results on their way between the two (post policies, the result chain, a
+ * layer's `finished`).
+ *
+ * @example
+ * ```ts
+ * calls$.pipe(runInOrder(settings, signal, runHooks([eventHooks]))).subscribe(sendToModel); // results in model order
+ * ```
+ */
+export function runInOrder(settings: PipelineSettings, signal: AbortSignal | undefined, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
+  return (calls) =>
+    defer(() => {
+      const window = new ReorderWindow<ToolResult>(settings.maxPending);
+      return calls.pipe(runStages(settings, signal, hooks, window), reorderIn(window));
     });
 }
 

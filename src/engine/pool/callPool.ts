@@ -11,6 +11,7 @@ import { Attempts } from './attempts.js';
 import type { AttemptOutcome, AttemptsHost } from './attemptsHost.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { Drain } from '../../stream/drain.js';
+import type { ReorderWindow } from '../../stream/reorderWindow.js';
 
 /**
  * The state machine behind `executeCalls`, one per subscription: a bounded pool of slots, exclusive
@@ -45,6 +46,8 @@ export class CallPool implements AttemptsHost {
   /** The output completed, errored or was unsubscribed: nothing starts, bodies' reports are late. */
   closed = false;
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
+  /** A parked call was granted, or a result the bound waited for arrived. */
+  private readonly onGrant = () => this.pump();
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -52,9 +55,11 @@ export class CallPool implements AttemptsHost {
     private readonly signal: AbortSignal | undefined,
     /** Told when the rest is cancelled, so calls still in the policy stages are cancelled too. */
     private readonly batch: BatchCancel,
+    /** The reorder window after the pool, for `maxPending` (see `Admission`). */
+    window?: ReorderWindow<{ readonly index: number }>,
   ) {
     this.drain = new Drain(destination);
-    this.admission = new Admission(settings, this.drain, this.running, () => this.pump());
+    this.admission = new Admission(settings, this.drain, this.running, this.onGrant, window);
     this.attempts = new Attempts(this, settings);
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
@@ -305,9 +310,10 @@ export class CallPool implements AttemptsHost {
     if (this.closed) return;
     this.drain.settle();
     this.batch.answered(record);
+    this.admission.answered(record.index);
+    // Delivering may start and finish other calls (the window wakes the pump when a result it waited
+    // for arrives), and even complete the output.
     this.destination.next(record);
-    // After delivering: resuming may start and finish other calls, and even complete the output.
-    if (this.admission.answered(record.index)) this.pump();
     this.closeIfDone();
   }
 

@@ -4,6 +4,7 @@ import { BatchCancel } from '../records/batchCancel.js';
 import { CallPool } from '../pool/callPool.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { subscribeAsChild } from '../../stream/subscribeAsChild.js';
+import type { ReorderWindow } from '../../stream/reorderWindow.js';
 
 /**
  * The execute stage: runs admitted calls in a bounded pool where exclusive calls are barriers, and
@@ -31,6 +32,7 @@ import { subscribeAsChild } from '../../stream/subscribeAsChild.js';
  * @param settings - the pipeline's resolved options.
  * @param signal - aborting it cancels every unfinished call (each still gets a `cancelled` result).
  * @param batch - the subscription's cancellation, which this stage decides and the policy stages follow.
+ * @param window - the reorder window after this stage (`reorderIn`), for `maxPending`: one subscription's.
  *
  * @example
  * ```ts
@@ -41,10 +43,11 @@ export function executeCalls(
   settings: PipelineSettings,
   signal: AbortSignal | undefined,
   batch: BatchCancel = new BatchCancel(),
+  window?: ReorderWindow<{ readonly index: number }>,
 ): OperatorFunction<CallRecord, CallRecord> {
   return (source) =>
     new Observable<CallRecord>((subscriber) => {
-      const pool = new CallPool(settings, subscriber, signal, batch);
+      const pool = new CallPool(settings, subscriber, signal, batch, window);
       // Teardown first, so an unsubscribe during a synchronous source already stops the pool.
       subscriber.add(() => pool.close());
       subscribeAsChild(subscriber, source, pool);

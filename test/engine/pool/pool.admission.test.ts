@@ -43,6 +43,35 @@ describe('rule 5: maxPending', () => {
     });
     expect(starts()).toEqual(['start z @0', 'start b @0', 'start c @0', 'start a @3', 'start d @4']);
   });
+
+  it("results wait behind the straggler's result until it is out, not only until it leaves the pool (a slow post chain)", () => {
+    const { send, arrive, inOrder } = bench([tool('p')], { concurrency: 2, maxPending: 1, onTheWay: ['a'] });
+    scheduler.run(() => {
+      send('a', 'p');
+      send('b', 'p');
+      settle(1, 'b'); // b's result waits behind a
+      settle(2, 'a'); // a leaves the pool, but reaches the reorder only at 8: b still waits
+      at(3, () => send('c', 'p')); // so c does not start, though both slots are free
+      arrive(8, 'a'); // a and b go out: c starts
+      settle(9, 'c');
+    });
+    expect(log).toEqual(['start a @0', 'start b @0', 'b ok @1', 'a ok @2', 'start c @8', 'c ok @9']);
+    expect(inOrder).toEqual(['a', 'b', 'c']);
+  });
+
+  it("the straggler's own result on its way waits behind nothing; while one is on its way, an idle pool waits for it", () => {
+    const { send, arrive } = bench([tool('p')], { concurrency: 1, maxPending: 1, onTheWay: ['a'] });
+    scheduler.run(() => {
+      send('a', 'p');
+      send('b', 'p');
+      settle(1, 'a'); // on its way until 5: b starts in its slot
+      settle(2, 'b'); // b waits behind a
+      at(3, () => send('c', 'p')); // nothing runs, but a is coming: c waits for it
+      arrive(5, 'a');
+      settle(6, 'c');
+    });
+    expect(log).toEqual(['start a @0', 'start b @1', 'a ok @1', 'b ok @2', 'start c @5', 'c ok @6']);
+  });
 });
 
 describe("rule 8: a program's batch", () => {
