@@ -43,11 +43,15 @@ export class CallPool implements AttemptsHost {
   private readonly attempts: Attempts;
   /** `pump` is on the stack. */
   private pumping = false;
+  /** `release` is on the stack: a waiter granted the permit it gives back starts at the pump after it. */
+  private releasing = false;
   /** The output completed, errored or was unsubscribed: nothing starts, bodies' reports are late. */
   closed = false;
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
-  /** A parked call was granted, or a result the bound waited for arrived. */
-  private readonly onGrant = () => this.pump();
+  /** A parked call was granted, or a result the bound waited for arrived: pump, unless a release will. */
+  private readonly onGrant = () => {
+    if (!this.releasing) this.pump();
+  };
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -121,8 +125,8 @@ export class CallPool implements AttemptsHost {
   /** The call's time in its slot ended so (see `AttemptOutcome`). */
   ended(record: CallRecord, outcome: AttemptOutcome): void {
     if (outcome === 'answered') {
-      this.pump();
-      return this.emit(record);
+      this.emit(record); // first: counted as waiting before its slot is refilled (rule 5)
+      return this.pump();
     }
     if (outcome === 'failed') this.failed(record);
     if (outcome === 'failed' || outcome === 'freed') return this.pump();
@@ -302,7 +306,11 @@ export class CallPool implements AttemptsHost {
     run.clearTimer();
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
-    this.admission.release(record); // last: the permit (or a token the body never spent) may start a waiter at once
+    // Last: the permit (or a token the body never spent) may be granted to a waiter. It starts at the
+    // pump that follows every release — after the call's result, if it has one, is counted (rule 5).
+    this.releasing = true;
+    this.admission.release(record);
+    this.releasing = false;
     if (this.settings.programBatch === true) this.closeIfDone();
   }
 
