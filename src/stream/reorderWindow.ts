@@ -21,7 +21,8 @@
  * result is on its way the pool waits for it instead: it arrives by itself, and the window then wakes
  * the pool (`wakes`).
  *
- * The bound this keeps, as long as the straggler can start when its turn comes: a call ahead of it
+ * The bound this keeps, as long as the straggler can start when its turn comes (and no retry waits
+ * out of its slot for a rate limit's token, holding memory without running): a call ahead of it
  * starts only while at most `maxPending - 1` results wait behind it and at most `concurrency - 1` calls
  * run, so at most `maxPending + concurrency - 1` calls ahead of the straggler hold memory (running, or
  * finished and not out), and at most `maxPending + concurrency` results are out of the pool and not yet
