@@ -70,11 +70,6 @@ export class ReorderWindow<T extends { readonly index: number }> {
     return maxPending + concurrency;
   }
 
-  /** Results given out of the pool and not yet out in model order: kept here, or on their way. */
-  get outstanding(): number {
-    return this.given - this.turn;
-  }
-
   /** The pool: `wake` is called when a result arrives after `mayStart` said no (a call may start now). */
   wakes(wake: () => void): void {
     this.wake = wake;
