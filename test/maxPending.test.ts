@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { filter, lastValueFrom, toArray } from 'rxjs';
+import { filter, from, lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createPipeline, defineTool, SourceError, type ToolCall } from '../src/index.js';
+import { createPipeline, defineTool, SourceError, type PostPolicy, type ToolCall } from '../src/index.js';
 
 /** A parallel tool `t` that sleeps `args.ms`; `onStart` sees each body start. */
 const sleeper = (onStart: (ms: number) => void = () => undefined, onEnd: (ms: number) => void = () => undefined) =>
@@ -55,6 +55,30 @@ describe('maxPending', () => {
   it('never deadlocks: with maxPending 1 every call still gets its result', async () => {
     const { results } = await straggler(1, 30);
     expect(results).toHaveLength(31);
+  });
+
+  it("holds while the straggler's result is slow after the pool (a post policy): the calls behind it wait", async () => {
+    // Bodies answer at once; only call 0's post chain takes time. Counting a result as out the moment it
+    // left the pool, all 200 bodies ran behind it; its result counts until the reorder gives it out.
+    let startedBefore = 0; // bodies started before c0's post chain ended, c0's own among them
+    let slowDone = false;
+    const quick = defineTool({
+      name: 'q',
+      description: 'q',
+      input: z.object({}),
+      mode: 'parallel',
+      execute: () => {
+        if (!slowDone) startedBefore++;
+        return 'ok';
+      },
+    });
+    const slowFirst: PostPolicy = (ctx) => (ctx.index === 0 ? sleep(50).then(() => void (slowDone = true)) : undefined);
+    const calls: ToolCall[] = Array.from({ length: 200 }, (_, i) => ({ id: `c${i}`, name: 'q', args: {} }));
+    const pipeline = createPipeline({ tools: [quick], concurrency: 4, maxPending: 5, post: [slowFirst] });
+    const results = await lastValueFrom(from(calls).pipe(pipeline.operator(), toArray()));
+    expect(results.map((r) => r.index)).toEqual(calls.map((_, i) => i));
+    // c0 and, ahead of its result, at most maxPending + concurrency - 1 = 8 calls (see ReorderWindow).
+    expect(startedBefore).toBeLessThanOrEqual(1 + 5 + 4 - 1);
   });
 
   it('is validated', () => {

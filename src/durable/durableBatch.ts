@@ -1,11 +1,10 @@
 import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
-import { runStages } from '../engine/runStages.js';
+import { runInOrder, runStages } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
 import type { BatchOptions } from '../engine/pool/batchOptions.js';
 import { holdUntil } from '../stream/holdUntil.js';
 import type { CallRecord } from '../engine/records/callRecord.js';
 import type { PipelineSettings } from '../engine/settings.js';
-import { reorderByIndex } from '../engine/stages/reorder.js';
 import type { CallView } from '../types/callView.js';
 import type { CallHooks } from '../types/hooks.js';
 import type { JournalEntry } from '../types/journal.js';
@@ -132,8 +131,7 @@ export class DurableBatch {
         const opened = this.open();
         const results = calls.pipe(
           holdUntil(opened),
-          this.stages(signal, hooks),
-          reorderByIndex(),
+          runInOrder(this.#settings(), signal, this.#hooks(hooks)),
           tap({ complete: () => (this.#completed = true) }),
         );
         // Closed as soon as the run ends, before its end is passed on: `closed` is then the lease's release.
@@ -162,7 +160,12 @@ export class DurableBatch {
    * (their program's call holds the turn's lease), in a pool run by `options`.
    */
   stages(signal: AbortSignal | undefined, hooks?: CallHooks, options?: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
-    return runStages(this.#settings(), signal, runHooks([this.#journal, hooks]), options);
+    return runStages(this.#settings(), signal, this.#hooks(hooks), options);
+  }
+
+  /** The journal's hooks first, then the run's other layers'. */
+  #hooks(hooks: CallHooks | undefined) {
+    return runHooks([this.#journal, hooks]);
   }
 
   /** Resolves once the subscription ended and the lease was given up. */

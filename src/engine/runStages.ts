@@ -6,6 +6,8 @@ import type { CallRecord } from './records/callRecord.js';
 import type { RunHooks } from './chains/hooks.js';
 import { executeCalls } from './stages/execute.js';
 import type { BatchOptions } from './pool/batchOptions.js';
+import { reorderIn } from './stages/reorder.js';
+import { ReorderWindow } from '../stream/reorderWindow.js';
 import { guard } from './stages/guard.js';
 import { intake } from './stages/intake.js';
 import { postExecute } from './stages/postExecute.js';
@@ -24,7 +26,7 @@ import type { PipelineSettings } from './settings.js';
  *
  * @example
  * ```ts
- * calls$.pipe(runStages(settings, signal, runHooks([journalHooks, eventHooks])), reorderByIndex()).subscribe(sendToModel);
+ * calls$.pipe(runStages(settings, signal, runHooks([journalHooks, eventHooks]))).subscribe(onResult); // completion order
  * ```
  *
  * `hooks` are called at each moment of each call (see `CallHooks`): a `received` verdict settles the
@@ -33,8 +35,16 @@ import type { PipelineSettings } from './settings.js';
  *
  * `options` are the pool's for this batch (`BatchOptions`): a pipeline's own runs leave them out; a
  * batch run inside a call (a program's sub-calls) says what a cancel-rest reaches and when it completes.
+ * `window` is the reorder window after these stages (`runInOrder`), which the pool's `maxPending`
+ * reads; without one nothing reorders the results, none waits, and `maxPending` holds nothing back.
  */
-export function runStages(settings: PipelineSettings, signal: AbortSignal | undefined, hooks?: RunHooks, options?: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
+export function runStages(
+  settings: PipelineSettings,
+  signal: AbortSignal | undefined,
+  hooks?: RunHooks,
+  options?: BatchOptions,
+  window?: ReorderWindow<ToolResult>,
+): OperatorFunction<ToolCall, ToolResult> {
   return (calls) =>
     defer(() => {
       // Per subscription: the execute stage cancels the batch, the policy stages before it follow.
@@ -48,13 +58,32 @@ export function runStages(settings: PipelineSettings, signal: AbortSignal | unde
         guard(settings, batch),
       );
       return admitted.pipe(
-        executeCalls(settings, signal, batch, options),
+        executeCalls(settings, signal, batch, options, window),
         postExecute(settings, signal),
         resultChain(settings, signal),
         toResults(settings.observers, settings.onObserverError),
         // Synchronous while every layer's `finished` is: a promise holds only its own result.
         hooks === undefined ? identity : awaitEach<ToolResult>(hooks.finished),
       );
+    });
+}
+
+/**
+ * Every stage, results in model order: `runStages` and the reorder after it, sharing one
+ * `ReorderWindow` per subscription — the reorder's buffer, from which the pool's `maxPending` is
+ * answered, counting the results on their way between the two (post policies, the result chain, a
+ * layer's `finished`).
+ *
+ * @example
+ * ```ts
+ * calls$.pipe(runInOrder(settings, signal, runHooks([eventHooks]))).subscribe(sendToModel); // results in model order
+ * ```
+ */
+export function runInOrder(settings: PipelineSettings, signal: AbortSignal | undefined, hooks?: RunHooks): OperatorFunction<ToolCall, ToolResult> {
+  return (calls) =>
+    defer(() => {
+      const window = new ReorderWindow<ToolResult>(settings.maxPending);
+      return calls.pipe(runStages(settings, signal, hooks, undefined, window), reorderIn(window));
     });
 }
 

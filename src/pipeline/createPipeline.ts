@@ -1,6 +1,6 @@
 import { defer, filter, map, Observable, type OperatorFunction } from 'rxjs';
 import { ConfigError, SourceError } from '../util/errors.js';
-import { runStages } from '../engine/runStages.js';
+import { runInOrder } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
 import { availableTools } from '../engine/settings.js';
 import { resolvePipelineOptions, type PipelineOptions } from './options.js';
@@ -12,7 +12,7 @@ import { pendingApprovals as listPending, planResume } from '../durable/resumePl
 import { bindToPipeline } from '../engine/layerState/pipelineAware.js';
 import { isPullable, sourceOfCalls, toObservable } from '../stream/callSource.js';
 import { stopWhenAborted } from '../stream/stopWhenAborted.js';
-import { reorderByIndex } from '../engine/stages/reorder.js';
+import { ReorderWindow } from '../stream/reorderWindow.js';
 import { runWithEvents, type HookedStages } from '../observe/eventLayer.js';
 import type { PipelineEvent, PipelineResultEvent } from '../types/events.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
@@ -61,7 +61,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   /** The stages of one run, given its hooks, results in model order: plain or durable. */
   const tappedStages = (signal: AbortSignal | undefined, batch: DurableBatch | undefined, turn: string | undefined): HookedStages => {
-    if (batch === undefined) return (hooks) => (calls) => calls.pipe(runStages(settings, signal, runHooks([hooks])), reorderByIndex());
+    if (batch === undefined) return (hooks) => runInOrder(settings, signal, runHooks([hooks]));
     return (hooks) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, hooks));
   };
 
@@ -92,7 +92,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   // is an array or another sync iterable, in a plain run. Neither is when a tool waits for the source's
   // end (`start: 'after-response'`): its calls stay unanswered until then (and the results behind them,
   // in order), so the puller would wait for answers that only the source's end can bring.
-  const pullLimit = settings.maxPending + settings.concurrency;
+  const pullLimit = ReorderWindow.pullLimit(settings.maxPending, settings.concurrency);
   const pulls = ![...settings.tools.values()].some((tool) => tool.start === 'after-response');
   const sourceOf = (calls: CallSource, { turn, signal }: { readonly turn?: string | undefined; readonly signal?: AbortSignal | undefined }) =>
     sourceOfCalls(calls, pulls ? pullLimit : undefined, turn === undefined, signal);

@@ -48,10 +48,16 @@ export interface PipelineOptions {
   readonly onError?: OnError;
   /**
    * Bounds memory behind one slow call: while this many results wait (finished, but held for model
-   * order behind an unfinished earlier call), no new body starts — except the earliest unfinished call
-   * itself, and any call when nothing runs, so the batch always progresses. At most about
-   * `maxPending + concurrency` results wait. Lower it to cap memory, raise it (or `Infinity`) to keep the
-   * pool busy behind a straggler.
+   * order behind an earlier call whose result is not out yet — in the reorder buffer, or still passing
+   * the post policies, the `result` chain or a journal write), no new body starts — except that
+   * earliest call itself, and any call when nothing runs and no result is on its way, so the batch
+   * always progresses. So at most `maxPending + concurrency` results of calls that ran are held at once
+   * (`maxPending + concurrency - 2` when nothing after the body takes time) — while the earliest call
+   * can start when its turn comes (it is not still in the policy stages: an approval, a slow policy)
+   * and no call waits at a `limit`, `rateLimit` or `after-response` gate. Otherwise the pool starts one
+   * call at a time whenever nothing runs, so that nothing deadlocks, and only a pulled source (`run`,
+   * `events`: at most `maxPending + concurrency` calls taken in and unanswered) bounds memory. Lower it
+   * to cap memory, raise it (or `Infinity`) to keep the pool busy behind a straggler.
    * @default 1000
    */
   readonly maxPending?: number;

@@ -33,8 +33,8 @@
  * - `rateLimit`: `test/properties/rateLimits.test.ts`, `scheduling.test.ts`;
  * - `start: 'after-response'`: `test/properties/start.test.ts`;
  * - `maxPending` (its default, 1,000, never binds below 200 calls; `run()`'s pull limit is
- *   `maxPending + concurrency`): `test/properties/scheduling.test.ts`, `invariants.test.ts`,
- *   `test/maxPending.test.ts`;
+ *   `maxPending + concurrency`): `test/properties/maxPending.test.ts` (its bound, exactly),
+ *   `scheduling.test.ts`, `invariants.test.ts`, `test/maxPending.test.ts`;
  * - retries: `test/properties/retry.test.ts`, `scheduling.test.ts`; timeouts and `abortGraceMs` (here
  *   `Infinity`: a slot is freed when its body settles): `scheduling.test.ts`, `invariants.test.ts`;
  * - turns: calls here carry none, so the subscription is one turn and cancel-rest reaches every

@@ -2,7 +2,9 @@
  * Issue 24, finding 2: `maxPending` bounded only the queue's head. Calls parked on a `limit` or a
  * `rateLimit`, and `after-response` calls once the response ended, started without the check: with
  * `maxPending: 2` and one 400 ms straggler, 28 of 30 limited calls started while their results waited
- * behind it. Every start now passes the same check (`ResultOrder.mayStart`).
+ * behind it. Every start now passes the same check (`ReorderWindow.mayStart`), and — since the window
+ * counts a call's result before its slot or its permit is given to another — exactly `maxPending` of
+ * them start behind the straggler, whichever way they came.
  */
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -45,11 +47,12 @@ describe('maxPending bounds every start, however the call came (virtual time)', 
     const slow = sleepers.tool('slow', 'parallel');
     const limited = sleepers.tool('limited', 'parallel', { limit: createLimiter({ max: 1 }) });
     const outcome = run('limited', [slow, limited], 4);
-    // c0 starts at 0, c1 (granted c0's permit) at 1, c2 at 2 (c1's slot is free before its result is
-    // out, as for any call); then 2 results wait behind s, and nothing more starts until s ends at
-    // 400. The old code started all 30 behind it, one a frame.
-    expect(startedBehind()).toEqual(['c0', 'c1', 'c2']);
-    expect(sleepers.starts.slice(0, 5)).toEqual([['s', 0], ['c0', 0], ['c1', 1], ['c2', 2], ['c3', 400]]);
+    // c0 starts at 0, c1 (granted c0's permit) at 1; at 2 c1's result is the second to wait behind s,
+    // counted before its permit goes to c2, and nothing more starts until s ends at 400. The code of
+    // issue 24 started all 30 behind it, one a frame; that of issue 25's S11 three (c2 was granted c1's
+    // permit and started before c1's result was counted).
+    expect(startedBehind()).toEqual(['c0', 'c1']);
+    expect(sleepers.starts.slice(0, 4)).toEqual([['s', 0], ['c0', 0], ['c1', 1], ['c2', 400]]);
     expect(outcome).toEqual(['s:ok', ...Array.from({ length: CALLS }, (_, i) => `c${i}:ok`)]);
   });
 
@@ -67,8 +70,8 @@ describe('maxPending bounds every start, however the call came (virtual time)', 
     const later = sleepers.tool('later', 'parallel', { start: 'after-response' });
     // concurrency 2: s and one more at a time, so the bound, not the pool, is what stops them.
     const outcome = run('later', [slow, later], 2);
-    expect(startedBehind()).toEqual(['c0', 'c1', 'c2']);
-    expect(sleepers.starts.slice(0, 5)).toEqual([['s', 0], ['c0', 0], ['c1', 1], ['c2', 2], ['c3', 400]]);
+    expect(startedBehind()).toEqual(['c0', 'c1']);
+    expect(sleepers.starts.slice(0, 4)).toEqual([['s', 0], ['c0', 0], ['c1', 1], ['c2', 400]]);
     expect(outcome).toHaveLength(CALLS + 1);
   });
 

@@ -3,7 +3,7 @@ import type { Cancellation, CallRecord } from '../records/callRecord.js';
 import type { Drain } from '../../stream/drain.js';
 import { LimitWaits, limitGate, rateGate } from './gates/limitWaits.js';
 import { AfterResponse } from './gates/afterResponse.js';
-import { ResultOrder } from './resultOrder.js';
+import type { ReorderWindow } from '../../stream/reorderWindow.js';
 
 /**
  * What `admit` found: `held` (every gate passed, or none to pass), `parked` (the call left the queue to
@@ -18,7 +18,8 @@ export type Admitted = 'held' | 'parked' | 'waiting' | 'failed';
  * 1. `after-response` (rule 8d): the call source completed (`AfterResponse`);
  * 2. `limit` (rule 8a): a permit of the tool's limit (`LimitWaits`);
  * 3. `rateLimit` (rule 8c): a token of the tool's rate limit, taken only while holding the permit;
- * — and the `maxPending` bound (rule 5) over every first start, whichever way the call came.
+ * — and the `maxPending` bound (rule 5) over every first start, whichever way the call came, answered
+ * by the reorder window the pool shares with the reorder stage after it (`ReorderWindow`).
  *
  * A call that must wait at a gate either *parks* there, out of the pool's queue (a parallel call: no slot,
  * blocking nobody), or *waits* at the queue's head (an exclusive call: nothing passes it). Parked calls
@@ -30,7 +31,7 @@ export type Admitted = 'held' | 'parked' | 'waiting' | 'failed';
  *
  * @example
  * ```ts
- * const admission = new Admission(settings, drain, running, pump);
+ * const admission = new Admission(settings, drain, running, pump, window);
  * if (admission.startable(head) && admission.admit(head, exclusive) === 'held') start(head);
  * // later: admission.spend(record) at body start, admission.release(record) when its slot is free
  * ```
@@ -41,36 +42,41 @@ export class Admission {
   private readonly limits: LimitWaits;
   /** Calls waiting for, or holding, a token of their tool's rate limit (after their limit's permit). */
   private readonly rates: LimitWaits;
-  /** The results against model order: who may start while `maxPending` results wait (rule 5). */
-  private readonly order: ResultOrder;
 
   /**
    * @param source - how the call source ended (the pool's drain), for `after-response`.
    * @param running - the calls holding a slot (the pool's): when none does, the bound holds nobody back.
-   * @param onGrant - a parked call was granted (or a permit freed): the pool may start something now.
+   * @param onGrant - a parked call was granted, a permit freed, or a result the bound waited for
+   *   arrived: the pool may start something now.
+   * @param window - the reorder window after the pool, for `maxPending`; none when nothing reorders the
+   *   pool's results (a program's sub-calls): then no result waits, and the bound holds nothing back.
    */
   constructor(
-    private readonly settings: Pick<PipelineSettings, 'scheduler' | 'maxPending' | 'abortGraceMs'>,
+    private readonly settings: Pick<PipelineSettings, 'scheduler' | 'abortGraceMs'>,
     source: Pick<Drain, 'ended' | 'sourceFailed'>,
     private readonly running: ReadonlySet<CallRecord>,
     onGrant: () => void,
+    private readonly window?: ReorderWindow<{ readonly index: number }>,
   ) {
     this.responses = new AfterResponse(source);
     this.limits = new LimitWaits(onGrant, limitGate, settings.scheduler, 'limit');
     this.rates = new LimitWaits(onGrant, rateGate, settings.scheduler, 'rate limit');
-    this.order = new ResultOrder(settings.maxPending);
+    window?.wakes(onGrant);
   }
 
   /**
-   * 5. While `maxPending` results wait behind an unfinished earlier call, only that call (or, when nothing
-   *    runs, any) may start, whichever way it came: memory stays bounded behind a straggler (`ResultOrder`).
-   *    A retry's next attempt is held back by nothing.
+   * 5. While `maxPending` results wait behind an earlier one not yet out (in the reorder buffer, or on
+   *    their way to it through the stages after the pool), only the earliest call not yet out may start
+   *    — or, when nothing runs and no result is on its way, any — whichever way it came
+   *    (`ReorderWindow`): memory stays bounded behind a straggler. A retry's next attempt is held back by
+   *    nothing.
    */
-  readonly startable = (record: CallRecord): boolean => record.started || this.order.mayStart(record.index, this.running.size === 0);
+  readonly startable = (record: CallRecord): boolean =>
+    record.started || this.window === undefined || this.window.mayStart(record.index, this.running.size === 0);
 
-  /** The call of `index` was answered; true when a call the bound held back may start now. */
-  answered(index: number): boolean {
-    return this.order.answered(index);
+  /** The result of `index` leaves the pool: it is outstanding in the window until the reorder gives it out. */
+  answered(index: number): void {
+    this.window?.answered(index);
   }
 
   /** Some parked call was granted (a permit, a token, or the source's end) and waits for a slot. */

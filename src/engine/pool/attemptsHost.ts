@@ -21,7 +21,11 @@ export type AttemptOutcome = 'answered' | 'failed' | 'suspended' | 'freed' | 'la
 export interface AttemptsHost {
   /** The output completed or was torn down: nothing starts any more, and reports are late. */
   readonly closed: boolean;
-  /** Frees the call's slot: its run is done, and what it holds at its gates goes back. */
+  /**
+   * Frees the call's slot: its run is done, and what it holds at its gates goes back. Nothing starts in
+   * it yet: every release is followed by `ended` (or is part of cancelling the rest), whose pump starts
+   * what the slot and the permit let start — after the call's result, if it has one, was counted.
+   */
   release(record: CallRecord): void;
   /** The call's time in its slot ended so (see {@link AttemptOutcome}). */
   ended(record: CallRecord, outcome: AttemptOutcome): void;

@@ -12,6 +12,7 @@ import { Attempts } from './attempts.js';
 import type { AttemptOutcome, AttemptsHost } from './attemptsHost.js';
 import { SuspendedPlaces } from './suspendedPlaces.js';
 import { Drain } from '../../stream/drain.js';
+import type { ReorderWindow } from '../../stream/reorderWindow.js';
 
 /**
  * The state machine behind `executeCalls`, one per subscription: a bounded pool of slots, exclusive
@@ -43,9 +44,15 @@ export class CallPool implements AttemptsHost {
   private readonly attempts: Attempts;
   /** `pump` is on the stack. */
   private pumping = false;
+  /** `release` is on the stack: a waiter granted the permit it gives back starts at the pump after it. */
+  private releasing = false;
   /** The output completed, errored or was unsubscribed: nothing starts, bodies' reports are late. */
   closed = false;
   private readonly onAbort = () => this.cancelRest('aborted', undefined);
+  /** A parked call was granted, or a result the bound waited for arrived: pump, unless a release will. */
+  private readonly onGrant = () => {
+    if (!this.releasing) this.pump();
+  };
 
   constructor(
     private readonly settings: PipelineSettings,
@@ -55,9 +62,11 @@ export class CallPool implements AttemptsHost {
     private readonly batch: BatchCancel,
     /** What a cancel-rest reaches, and when the output completes (rule 8). */
     private readonly options: BatchOptions = DEFAULT_BATCH,
+    /** The reorder window after the pool, for `maxPending` (see `Admission`). */
+    window?: ReorderWindow<{ readonly index: number }>,
   ) {
     this.drain = new Drain(destination);
-    this.admission = new Admission(settings, this.drain, this.running, () => this.pump());
+    this.admission = new Admission(settings, this.drain, this.running, this.onGrant, window);
     this.attempts = new Attempts(this, settings);
     if (signal?.aborted) this.onAbort();
     else signal?.addEventListener('abort', this.onAbort, { once: true });
@@ -120,8 +129,8 @@ export class CallPool implements AttemptsHost {
   /** The call's time in its slot ended so (see `AttemptOutcome`). */
   ended(record: CallRecord, outcome: AttemptOutcome): void {
     if (outcome === 'answered') {
-      this.pump();
-      return this.emit(record);
+      this.emit(record); // first: counted as waiting before its slot is refilled (rule 5)
+      return this.pump();
     }
     if (outcome === 'failed') this.failed(record);
     if (outcome === 'failed' || outcome === 'freed') return this.pump();
@@ -302,7 +311,11 @@ export class CallPool implements AttemptsHost {
     run.clearTimer();
     this.running.delete(record);
     if (run.exclusive) this.exclusiveRunning = false;
-    this.admission.release(record); // last: the permit (or a token the body never spent) may start a waiter at once
+    // Last: the permit (or a token the body never spent) may be granted to a waiter. It starts at the
+    // pump that follows every release — after the call's result, if it has one, is counted (rule 5).
+    this.releasing = true;
+    this.admission.release(record);
+    this.releasing = false;
     if (this.options.complete === 'when-settled') this.closeIfDone();
   }
 
@@ -310,9 +323,10 @@ export class CallPool implements AttemptsHost {
     if (this.closed) return;
     this.drain.settle();
     this.batch.answered(record);
+    this.admission.answered(record.index);
+    // Delivering may start and finish other calls (the window wakes the pump when a result it waited
+    // for arrives), and even complete the output.
     this.destination.next(record);
-    // After delivering: resuming may start and finish other calls, and even complete the output.
-    if (this.admission.answered(record.index)) this.pump();
     this.closeIfDone();
   }
 

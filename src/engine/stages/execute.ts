@@ -5,6 +5,7 @@ import { CallPool } from '../pool/callPool.js';
 import type { BatchOptions } from '../pool/batchOptions.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { subscribeAsChild } from '../../stream/subscribeAsChild.js';
+import type { ReorderWindow } from '../../stream/reorderWindow.js';
 
 /**
  * The execute stage: runs admitted calls in a bounded pool where exclusive calls are barriers, and
@@ -33,6 +34,7 @@ import { subscribeAsChild } from '../../stream/subscribeAsChild.js';
  * @param signal - aborting it cancels every unfinished call (each still gets a `cancelled` result).
  * @param batch - the subscription's cancellation, which this stage decides and the policy stages follow.
  * @param options - the pool's batch options: what a cancel-rest reaches, when the output completes.
+ * @param window - the reorder window after this stage (`reorderIn`), for `maxPending`: one subscription's.
  *
  * @example
  * ```ts
@@ -44,10 +46,11 @@ export function executeCalls(
   signal: AbortSignal | undefined,
   batch: BatchCancel = new BatchCancel(),
   options?: BatchOptions,
+  window?: ReorderWindow<{ readonly index: number }>,
 ): OperatorFunction<CallRecord, CallRecord> {
   return (source) =>
     new Observable<CallRecord>((subscriber) => {
-      const pool = new CallPool(settings, subscriber, signal, batch, options);
+      const pool = new CallPool(settings, subscriber, signal, batch, options, window);
       // Teardown first, so an unsubscribe during a synchronous source already stops the pool.
       subscriber.add(() => pool.close());
       subscribeAsChild(subscriber, source, pool);

@@ -1,6 +1,7 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs';
 import { subscribeAsChild } from '../../stream/subscribeAsChild.js';
 import { Drain } from '../../stream/drain.js';
+import { ReorderWindow } from '../../stream/reorderWindow.js';
 
 /**
  * Emits items in `index` order (0, 1, 2, …), each as soon as every earlier one is out.
@@ -23,39 +24,46 @@ import { Drain } from '../../stream/drain.js';
  * ```
  */
 export function reorderByIndex<T extends { readonly index: number }>(): MonoTypeOperatorFunction<T> {
-  return (source) =>
-    new Observable<T>((subscriber) => {
-      /** The index whose turn it is. */
-      let nextIndex = 0;
-      /** Items that arrived before their turn. */
-      const early = new Map<number, T>();
-      // In flight: a release loop, since a consumer may make the source end from inside `next`. At a
-      // clean end nothing may still wait: a gap is an index that never arrived.
-      const drain = new Drain(subscriber, () =>
-        early.size > 0 ? new Error(`reorderByIndex: index ${nextIndex} never arrived; ${early.size} item(s) held back`) : undefined,
-      );
-      subscribeAsChild(subscriber, source, {
-        next(item) {
-          if (item.index !== nextIndex) {
-            early.set(item.index, item);
-            return;
-          }
-          drain.add();
-          try {
-            nextIndex++;
-            subscriber.next(item);
-            for (let waiting = early.get(nextIndex); waiting !== undefined; waiting = early.get(nextIndex)) {
-              early.delete(nextIndex);
-              nextIndex++;
-              subscriber.next(waiting);
-            }
-          } finally {
-            drain.settle();
-          }
-          drain.closeIfDone();
-        },
-        error: (error: unknown) => drain.error(error),
-        complete: () => drain.complete(),
-      });
-    });
+  return (source) => new Observable<T>((subscriber) => inOrder(source, subscriber, new ReorderWindow<T>()));
+}
+
+/**
+ * The reorder stage of a run whose pool shares its window (`ReorderWindow`): the same buffer, and the
+ * pool's `maxPending` answered from it. For one subscription (the window is its state).
+ *
+ * @example
+ * ```ts
+ * defer(() => {
+ *   const window = new ReorderWindow<ToolResult>(settings.maxPending);
+ *   return calls.pipe(runStages(settings, signal, hooks, window), reorderIn(window));
+ * });
+ * ```
+ */
+export function reorderIn<T extends { readonly index: number }>(window: ReorderWindow<T>): MonoTypeOperatorFunction<T> {
+  return (source) => new Observable<T>((subscriber) => inOrder(source, subscriber, window));
+}
+
+function inOrder<T extends { readonly index: number }>(source: Observable<T>, subscriber: Subscriber<T>, window: ReorderWindow<T>): void {
+  // In flight: a release loop, since a consumer may make the source end from inside `next`. At a clean
+  // end nothing may still wait: a gap is an index that never arrived.
+  const drain = new Drain(subscriber, () => {
+    const gap = window.gap();
+    return gap === undefined ? undefined : new Error(`reorderByIndex: index ${gap.missing} never arrived; ${gap.kept} item(s) held back`);
+  });
+  subscribeAsChild(subscriber, source, {
+    next(item) {
+      let out = window.take(item);
+      if (out === undefined) return window.arrived();
+      drain.add();
+      try {
+        for (; out !== undefined; out = window.following()) subscriber.next(out);
+      } finally {
+        drain.settle();
+      }
+      window.arrived(); // after the release loop: a call the pool starts now may finish at once and arrive here
+      drain.closeIfDone();
+    },
+    error: (error: unknown) => drain.error(error),
+    complete: () => drain.complete(),
+  });
 }

@@ -22,7 +22,7 @@ describe('rule 5: maxPending', () => {
       settle(6, 'c');
       settle(7, 'd');
     });
-    expect(log).toEqual(['start a @0', 'start b @0', 'b ok @1', 'start c @5', 'a ok @5', 'start d @5', 'c ok @6', 'd ok @7']);
+    expect(log).toEqual(['start a @0', 'start b @0', 'b ok @1', 'a ok @5', 'start c @5', 'start d @5', 'c ok @6', 'd ok @7']);
   });
 
   it('the straggler may start whichever way it came (here a granted permit), while the calls after it wait', () => {
@@ -42,6 +42,49 @@ describe('rule 5: maxPending', () => {
       settle(9, 'd');
     });
     expect(starts()).toEqual(['start z @0', 'start b @0', 'start c @0', 'start a @3', 'start d @4']);
+  });
+
+  it("a finished call's result waits before its slot is refilled: it counts at once", () => {
+    const { send } = bench([tool('p')], { concurrency: 2, maxPending: 1 });
+    scheduler.run(() => {
+      send('a', 'p'); // the straggler
+      send('b', 'p');
+      send('c', 'p'); // queued: b's slot frees at 1, but b's result then waits behind a
+      settle(1, 'b');
+      settle(5, 'a');
+      settle(6, 'c');
+    });
+    // Refilling b's slot first would have started c at 1, and c's result would have waited too (2 > 1).
+    expect(log).toEqual(['start a @0', 'start b @0', 'b ok @1', 'a ok @5', 'start c @5', 'c ok @6']);
+  });
+
+  it("results wait behind the straggler's result until it is out, not only until it leaves the pool (a slow post chain)", () => {
+    const { send, arrive, inOrder } = bench([tool('p')], { concurrency: 2, maxPending: 1, onTheWay: ['a'] });
+    scheduler.run(() => {
+      send('a', 'p');
+      send('b', 'p');
+      settle(1, 'b'); // b's result waits behind a
+      settle(2, 'a'); // a leaves the pool, but reaches the reorder only at 8: b still waits
+      at(3, () => send('c', 'p')); // so c does not start, though both slots are free
+      arrive(8, 'a'); // a and b go out: c starts
+      settle(9, 'c');
+    });
+    expect(log).toEqual(['start a @0', 'start b @0', 'b ok @1', 'a ok @2', 'start c @8', 'c ok @9']);
+    expect(inOrder).toEqual(['a', 'b', 'c']);
+  });
+
+  it("the straggler's own result on its way waits behind nothing; while one is on its way, an idle pool waits for it", () => {
+    const { send, arrive } = bench([tool('p')], { concurrency: 1, maxPending: 1, onTheWay: ['a'] });
+    scheduler.run(() => {
+      send('a', 'p');
+      send('b', 'p');
+      settle(1, 'a'); // on its way until 5: b starts in its slot
+      settle(2, 'b'); // b waits behind a
+      at(3, () => send('c', 'p')); // nothing runs, but a is coming: c waits for it
+      arrive(5, 'a');
+      settle(6, 'c');
+    });
+    expect(log).toEqual(['start a @0', 'a ok @1', 'start b @1', 'b ok @2', 'start c @5', 'c ok @6']);
   });
 });
 

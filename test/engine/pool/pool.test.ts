@@ -22,7 +22,7 @@ describe('rule 1: what arrives finished or cancelled', () => {
       settle(3, 'b');
     });
     // With one slot, `a` starts at once: the denied record ahead of it took none.
-    expect(log).toEqual(['d denied @0', 'start a @0', 'start b @2', 'a ok @2', 'b ok @3']);
+    expect(log).toEqual(['d denied @0', 'start a @0', 'a ok @2', 'start b @2', 'b ok @3']);
   });
 
   it('a record of a cancelled turn is cancelled on arrival, without starting; other turns start', () => {
@@ -47,7 +47,7 @@ describe('rule 2: slots and barriers', () => {
       settle(6, 'c');
       settle(7, 'd');
     });
-    expect(log).toEqual(['start a @0', 'start b @0', 'start c @3', 'b ok @3', 'start d @5', 'a ok @5', 'c ok @6', 'd ok @7']);
+    expect(log).toEqual(['start a @0', 'start b @0', 'b ok @3', 'start c @3', 'a ok @5', 'start d @5', 'c ok @6', 'd ok @7']);
   });
 
   it('an exclusive call starts only when nothing runs, and nothing starts beside it', () => {
@@ -62,7 +62,7 @@ describe('rule 2: slots and barriers', () => {
       settle(6, 'x');
       settle(7, 'c');
     });
-    expect(log).toEqual(['start a @0', 'start b @0', 'a ok @2', 'start x @3', 'b ok @3', 'start c @6', 'x ok @6', 'c ok @7']);
+    expect(log).toEqual(['start a @0', 'start b @0', 'a ok @2', 'b ok @3', 'start x @3', 'x ok @6', 'start c @6', 'c ok @7']);
   });
 
   it('the head blocks those behind it: a barrier is never overtaken, however many slots are free', () => {
@@ -232,7 +232,7 @@ describe('rule 7a: a resumed call whose outcome is unknown', () => {
       send('b', 'p');
       settle(2, 'a');
     });
-    expect(log).toEqual(['start a @0', 'b cancelled(sibling_failed) @2', 'x error @2', 'a ok @2']);
+    expect(log).toEqual(['start a @0', 'a ok @2', 'b cancelled(sibling_failed) @2', 'x error @2']);
     expect(results.find((record) => record.id === 'x')!.error?.code).toBe('outcome_unknown');
     expect(bodies.has('x')).toBe(false);
   });
@@ -246,7 +246,7 @@ describe('rule 7a: a resumed call whose outcome is unknown', () => {
       settle(2, 'x');
       settle(3, 'b');
     });
-    expect(log).toEqual(['start x @0', 'u error @2', 'start b @2', 'x ok @2', 'b ok @3']);
+    expect(log).toEqual(['start x @0', 'x ok @2', 'u error @2', 'start b @2', 'b ok @3']);
   });
 
   it('one whose tool is gone from the pipeline is emitted at once, even behind a running barrier', () => {

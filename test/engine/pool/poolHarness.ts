@@ -8,11 +8,15 @@ import type { BatchOptions } from '../../../src/engine/pool/batchOptions.js';
 import { BatchCancel } from '../../../src/engine/records/batchCancel.js';
 import { CallRecord } from '../../../src/engine/records/callRecord.js';
 import type { PipelineSettings } from '../../../src/engine/settings.js';
+import { ReorderWindow } from '../../../src/stream/reorderWindow.js';
 import { resolvePipelineOptions, type PipelineOptions } from '../../../src/pipeline/options.js';
 
 // The pool driven alone, in virtual time: records go in by hand (as the policy stages would send them),
 // every body returns a thenable the test settles at a virtual time, and one log says, in order, when each
-// body started and each result came out. Shared by the pool's spec files.
+// body started and each result came out. After the pool, a reorder over the pool's window (`maxPending`)
+// takes each result at once, as it does when nothing after the pool waits — or, for the calls
+// `onTheWay` names, when the test says (`arrive`), as after a slow post chain. Shared by the pool's
+// spec files.
 
 /** One attempt of a body: when it started, its signal, and how to settle it. */
 export interface Body {
@@ -35,6 +39,10 @@ export interface Bench {
   readonly results: CallRecord[];
   /** A record of tool `name` arrives (after intake and the policies): it is counted into the batch and sent. */
   send(id: string, name: string, facts?: { turn?: string; status?: 'denied' | 'outcome_unknown' }): CallRecord;
+  /** Call `id`'s result, held on its way (`onTheWay`), reaches the reorder at `frame`. */
+  arrive(frame: number, id: string): Subscription;
+  /** Results given out in model order by the reorder after the pool, by id. */
+  readonly inOrder: string[];
 }
 
 export let scheduler: TestScheduler;
@@ -93,22 +101,36 @@ export const settle = (frame: number, id: string, failure?: string): Subscriptio
 
 /**
  * A pool over `tools` with `options` (no default time limit, a grace of 10), whose output is logged.
- * `batch` are the pool's batch options (rule 8); left out, the pool's defaults.
+ * `batch` are the pool's batch options (rule 8); left out, the pool's defaults. `onTheWay` names the
+ * calls whose results reach the reorder only when `arrive` says.
  */
-export function bench(tools: readonly ReturnType<typeof tool>[], options: Partial<PipelineOptions> & { batch?: BatchOptions } = {}, signal?: AbortSignal): Bench {
-  const { batch: batchOptions, ...rest } = options;
+export function bench(
+  tools: readonly ReturnType<typeof tool>[],
+  options: Partial<PipelineOptions> & { batch?: BatchOptions; onTheWay?: readonly string[] } = {},
+  signal?: AbortSignal,
+): Bench {
+  const { batch: batchOptions, onTheWay = [], ...rest } = options;
   const settings = resolvePipelineOptions({ tools, defaultTimeoutMs: Infinity, abortGraceMs: 10, scheduler, ...rest });
   const batch = new BatchCancel();
   const results: CallRecord[] = [];
+  const window = new ReorderWindow<CallRecord>(settings.maxPending);
+  const inOrder: string[] = [];
+  const held = new Map<string, CallRecord>();
+  const reorder = (record: CallRecord) => {
+    for (let out = window.take(record); out !== undefined; out = window.following()) inOrder.push(out.id);
+    window.arrived();
+  };
   let pool!: CallPool;
   const subscription = new Observable<CallRecord>((subscriber) => {
-    pool = new CallPool(settings, subscriber, signal, batch, batchOptions);
+    pool = new CallPool(settings, subscriber, signal, batch, batchOptions, window);
     subscriber.add(() => pool.close());
   }).subscribe({
     next: (record) => {
       results.push(record);
       const why = record.error?.code === 'cancelled' ? `(${record.error.reason})` : '';
       log.push(`${record.id} ${record.status}${why} @${now()}`);
+      if (onTheWay.includes(record.id)) held.set(record.id, record);
+      else reorder(record);
     },
     error: (error: unknown) => log.push(`error ${(error as Error).message} @${now()}`),
     complete: () => log.push(`complete @${now()}`),
@@ -125,5 +147,6 @@ export function bench(tools: readonly ReturnType<typeof tool>[], options: Partia
     pool.next(record);
     return record;
   };
-  return { pool, batch, settings, subscription, results, send };
+  const arrive: Bench['arrive'] = (frame, id) => at(frame, () => reorder(held.get(id)!));
+  return { pool, batch, settings, subscription, results, send, arrive, inOrder };
 }
