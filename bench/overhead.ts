@@ -7,7 +7,7 @@
  * tool body does nothing (async, or sync in the sync variant), so the figures are the per-call cost of
  * the machinery itself.
  *
- * Four baselines, each run on the same three workloads (async body, sync body, JSON-string args):
+ * Five baselines, each run on the same three workloads (async body, sync body, JSON-string args):
  * - **hand pool** (the limit, issue 15): ten async workers pulling the next index, each doing
  *   `out[k] = { id, status: 'ok', value: await body(schema.parse(args)) }` (after `JSON.parse` in the
  *   JSON variant). The smallest executor a user can write; the pipeline's target is ≤ 4× this.
@@ -17,6 +17,11 @@
  *   No implementation of the contract can be cheaper, so its ratio to the hand pool is the bound on
  *   the pipeline's; four more rows each leave one part out, to show what it costs, and one leaves all
  *   four out (the hand pool building the full result and nothing else).
+ * - **stream floor** (bench/streamFloor.ts, issue 25): the floor's per-call work inside the least
+ *   machinery an engine of the pipeline's shape needs (Observable in and out, a record and a context per
+ *   call, a queue and slots, one timer for every call's time limit, a reorder) and no features. The
+ *   pipeline's ratio to it is what its own features and seams cost; its own ratio to the floor is what
+ *   the bare shape costs.
  * - **p-limit**: p-limit(10), the same schema with `safeParse`, the tool looked up by name in a Map, a
  *   result `{ id, index, status, value, content }` at the call's index (content by JSON.stringify, as a
  *   model needs text), `Promise.all`. Every call validated before it is queued, as the intake stage does.
@@ -46,6 +51,7 @@ import { z } from 'zod';
 import { createPipeline, defineTool, type ExecuteMiddleware, type PostPolicy, type PrePolicy, type ResultMiddleware, type ToolCall, type ToolResult } from '../src/index.js';
 import { argsOf, collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
 import { ALL_PARTS, contractFloor, type FloorPart } from './contractFloor.js';
+import { streamFloor } from './streamFloor.js';
 
 const N = 100_000;
 const CONCURRENCY = 10;
@@ -203,7 +209,13 @@ const workloads: Record<Workload, { calls: readonly ToolCall[]; body: Body; labe
   sync: { calls: objectCalls, body: syncBody, label: 'sync body' },
   json: { calls: jsonCalls, body: asyncBody, label: 'async, JSON args' },
 };
-const baselines = { hand: handPool, floor: contractFloor(input, CONCURRENCY, ALL_PARTS), 'p-limit': pLimitPool, rxjs: rxjsPool } as const;
+const baselines = {
+  hand: handPool,
+  floor: contractFloor(input, CONCURRENCY, ALL_PARTS),
+  'stream floor': streamFloor(input, CONCURRENCY),
+  'p-limit': pLimitPool,
+  rxjs: rxjsPool,
+} as const;
 type BaselineName = keyof typeof baselines;
 const baselineNames = Object.keys(baselines) as BaselineName[];
 const baselineVariant = (name: BaselineName, workload: Workload): string => `baseline ${name}, ${workloads[workload].label}`;
@@ -303,6 +315,7 @@ async function main(): Promise<void> {
   );
   console.log('× hand / × p-limit / × rxjs: median time over that baseline\'s median on the same workload (issue 15 target for pipeline.run and operator(): × hand ≤ 4; informational, not asserted)');
   console.log('× floor: over the contract floor (bench/contractFloor.ts: the hand pool plus only what the ToolResult contract asks for per call — clock reads, frozen result/timing/durations, the duplicate-id window, the args snapshot — and no machinery); the floor\'s own × hand bounds what any implementation of the contract reaches');
+  console.log('× stream floor: over the stream floor (bench/streamFloor.ts: the floor\'s per-call work in the least machinery of the pipeline\'s shape — Observable in and out, a record and context per call, slots, one deadline timer, a reorder — and no features)');
   console.log('× reference: the policy path\'s (3 pass-through pre + 1 post), the events layer\'s, a limit\'s and a rate limit\'s own cost over pipeline.run on the same workload; a floor without one part over the whole floor (below 1: what that part costs)');
   console.log(`sanity: every variant returned ${N} ok results in input order with the right values: ${ok ? 'yes' : 'NO'}`);
   if (!ok) process.exitCode = 1;
