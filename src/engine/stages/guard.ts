@@ -1,5 +1,5 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../settings.js';
+import type { GuardSettings } from '../settings.js';
 import { requestApproval } from '../../tool/policy/requestApproval.js';
 import type { CallRecord } from '../records/callRecord.js';
 import type { BatchCancel } from '../records/batchCancel.js';
@@ -28,7 +28,7 @@ import { allowsEveryCall } from './preExecute.js';
  * records$.pipe(preExecute(settings, batch), guard(settings, batch));
  * ```
  */
-export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
+export function guard(settings: GuardSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
   if (allowsEveryCall(settings)) return identity;
   const { approve, approvalTimeoutMs, scheduler } = settings;
 
