@@ -11,7 +11,6 @@ import type { SchedulerLike } from 'rxjs';
 import type { CallRecord } from './records/callRecord.js';
 import type { RestrictionSet } from '../util/restrictionSet.js';
 import type { Decision } from '../types/decision.js';
-import type { EventObserver, ProgressLimits } from '../types/events.js';
 import type { ExecuteMiddleware } from '../types/execute.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { Approver, PostPolicy, PrePolicy } from '../types/policy.js';
@@ -112,13 +111,13 @@ export interface ResultSettings {
 /** Every stage's slice: what `runStages` reads, and hands on to each stage. */
 export interface StageSettings extends IntakeSettings, PreSettings, GuardSettings, PoolSettings, PostSettings, ResultChainSettings, ResultSettings {}
 
-/** Options with defaults applied and tools indexed by name: every stage's slice, and the reorder's bound. */
+/**
+ * Options with defaults applied and tools indexed by name: every stage's slice, and the reorder's bound.
+ * The layers' own options are theirs (the events layer's: `EventSettings`, in `observe/`).
+ */
 export interface PipelineSettings extends StageSettings {
   /** How many results may wait to be reordered (`runInOrder`'s window). */
   readonly maxPending: number;
-  /** The event observers (objects with `event`); when there are any, every run goes through the events layer. */
-  readonly eventObservers: readonly EventObserver[];
-  readonly progress: ProgressLimits;
 }
 
 /**
