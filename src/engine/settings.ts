@@ -8,11 +8,9 @@
 // signature; `StageSettings` is all of them (what `runStages` reads), `PipelineSettings` adds the
 // reorder's bound (`runInOrder`).
 import type { SchedulerLike } from 'rxjs';
-import type { CallRecord } from './records/callRecord.js';
 import type { RestrictionSet } from '../util/restrictionSet.js';
 import type { Decision } from '../types/decision.js';
 import type { ExecuteMiddleware } from '../types/execute.js';
-import type { PendingApproval } from '../types/pendingApproval.js';
 import type { Approver, PostPolicy, PrePolicy } from '../types/policy.js';
 import type { ResultMiddleware } from '../types/resultChain.js';
 import type { RetentionBudget } from '../types/retention.js';
@@ -56,11 +54,6 @@ export interface GuardSettings extends DecisionSettings {
   readonly approve: Approver | undefined;
   /** `undefined` for no limit. */
   readonly approvalTimeoutMs: number | undefined;
-  /**
-   * Internal, never set from options: in a durable batch, records a suspended call's pending approval
-   * (its signed token, in the journal) and returns it. Absent elsewhere: suspending then fails closed.
-   */
-  readonly suspend?: (record: CallRecord) => PendingApproval | undefined;
 }
 
 /** What the pool's admission reads (`Admission`): a limit's permit is kept for the grace after an abort. */
