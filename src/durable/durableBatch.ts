@@ -3,7 +3,6 @@ import { runInOrder, runStages } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
 import type { BatchOptions } from '../engine/pool/batchOptions.js';
 import { holdUntil } from '../stream/holdUntil.js';
-import type { CallRecord } from '../engine/records/callRecord.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { CallView } from '../types/callView.js';
 import type { CallHooks } from '../types/hooks.js';
@@ -28,9 +27,9 @@ export type { DurableSettings, GivenAnswer, ResumePlan, SubBatchScope } from './
  * One durable batch: a run (or a resume) of one turn. It holds the turn's lease while it runs (a
  * `LeaseKeeper`: renewed, fenced, and once lost the batch stops), and journals every call's life through
  * one writer, from the engine's call hooks (`JournalHooks`: `received`, `decided`, `approval_answered`,
- * `finished`, and `started` from its execute middleware, outermost, before the body — the stages know
+ * `finished`, `approval_pending` with a signed token from its `suspend` when the approver suspends a
+ * call, and `started` from its execute middleware, outermost, before the body — the stages know
  * nothing of it), registered before the run's other layers (the events), and from the batch itself:
- * - the guard's suspensions: `approval_pending` with a signed token;
  * - the end: `ended`, once every call has its result (what `prune` goes by).
  * Every append carries the lease: a store refuses it once another process took the turn, and the batch
  * then stops at once — no body starts, those in flight see their signal abort, and the run fails with
@@ -71,7 +70,8 @@ export class DurableBatch {
     };
     const writer = (this.#writer = new JournalWriter(append, scope === undefined ? undefined : (position) => scope.slotOf(position)));
     const signal = () => this.#signal;
-    this.#journal = new JournalHooks({ turn, plan, scope, writer, lease, signal, programJournal: (call) => this.#programJournal(call) });
+    const programJournal = (call: CallView) => this.#programJournal(call);
+    this.#journal = new JournalHooks({ turn, plan, scope, writer, lease, signal, programJournal, suspend: (call) => this.#suspend(call) });
   }
 
   /**
@@ -175,11 +175,9 @@ export class DurableBatch {
 
   #settings(): PipelineSettings {
     const { settings, plan } = this;
-    const suspend = (record: CallRecord) => this.#suspend(record);
-    if (plan === undefined) return { ...settings, suspend };
+    if (plan === undefined) return settings;
     return {
       ...settings,
-      suspend,
       pre: [journaledBound(plan), ...settings.pre],
       preNames: ['(journal)', ...settings.preNames],
       approve: resumeApprover({
@@ -199,7 +197,7 @@ export class DurableBatch {
    * The approver suspended `record`: its pending approval, with a signed token — the one issued before
    * when a resume suspends it again (same arguments, not expired, not answered), else a new one, journaled.
    */
-  #suspend(record: CallRecord): PendingApproval | undefined {
+  #suspend(record: CallView): PendingApproval | undefined {
     try {
       const { tokens, approvalTtlMs } = this.durable;
       const hash = argsHash(record.args);

@@ -32,6 +32,8 @@ export interface JournalOf {
   readonly signal: () => AbortSignal | undefined;
   /** The journal of a program's call's sub-calls. */
   readonly programJournal: (call: CallView) => ProgramJournal;
+  /** The approver suspended the call: its pending approval, journaled with a signed token (undefined: it fails closed). */
+  readonly suspend: (call: CallView) => PendingApproval | undefined;
 }
 
 /**
@@ -46,12 +48,13 @@ export interface JournalOf {
  *   and before every attempt everything written durable and the lease known live — so no body runs
  *   unrecorded, nor once another process took the turn (else the call fails closed, its body unrun);
  * - `approvalAnswered`: the answer, unless a resume's answer journals itself;
+ * - `suspend`: the approver suspended the call: its `approval_pending` entry with a signed token;
  * - `finished`: the `finished` entry, durable before the result is given out: the hook's promise holds
  *   the result; a store failure fails the run (`journal_failed`; a lost lease stays `lease_lost`).
  *
  * @example
  * ```ts
- * const journal = new JournalHooks({ turn, plan, scope, writer, lease, signal: () => signal, programJournal });
+ * const journal = new JournalHooks({ turn, plan, scope, writer, lease, signal: () => signal, programJournal, suspend });
  * calls$.pipe(runStages(settings, signal, runHooks([journal, eventHooks])));
  * ```
  */
@@ -95,6 +98,10 @@ export class JournalHooks implements CallHooks {
     const at = Date.now();
     if (approved) this.journal.writer.write({ kind: 'approval_answered', index: call.index, answer: 'allowed-once', at });
     else if (answer === 'approval_rejected') this.journal.writer.write({ kind: 'approval_answered', index: call.index, answer: 'rejected', at });
+  }
+
+  suspend(call: CallView): PendingApproval | undefined {
+    return this.journal.suspend(call);
   }
 
   finished(result: ToolResult): Promise<void> {

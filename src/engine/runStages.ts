@@ -15,7 +15,7 @@ import { preExecute } from './stages/preExecute.js';
 import { toResults } from './stages/result.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { ToolResult } from '../types/toolResult.js';
-import type { PipelineSettings } from './settings.js';
+import type { PipelineSettings, StageSettings } from './settings.js';
 
 /**
  * Every stage but the reordering: results come out as calls finish. Each subscription is a batch of
@@ -39,7 +39,7 @@ import type { PipelineSettings } from './settings.js';
  * reads; without one nothing reorders the results, none waits, and `maxPending` holds nothing back.
  */
 export function runStages(
-  settings: PipelineSettings,
+  settings: StageSettings,
   signal: AbortSignal | undefined,
   hooks?: RunHooks,
   options?: BatchOptions,

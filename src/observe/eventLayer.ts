@@ -16,6 +16,23 @@ import type { ToolResult } from '../types/toolResult.js';
 export type HookedStages = (hooks: CallHooks | undefined) => OperatorFunction<ToolCall, ToolResult>;
 
 /**
+ * The events layer's own options, resolved from the pipeline's (`observers`, `progress`): the engine
+ * carries none of them. (The result observers and `onObserverError` are the result stage's: they are
+ * called as each result is built, before the reorder and before a journal's `finished`.)
+ *
+ * @example
+ * ```ts
+ * const events: EventSettings = { observers: [{ event: (e) => log(e) }], progress: { maxChars: 10_000, maxEvents: 1000 } };
+ * ```
+ */
+export interface EventSettings {
+  /** The event observers (objects with `event`); when there are any, every run goes through this layer. */
+  readonly observers: readonly EventObserver[];
+  /** How much a body may report with `ctx.progress(value)`, per call. */
+  readonly progress: ProgressLimits;
+}
+
+/**
  * The run as a stream of {@link PipelineEvent}s: a layer over the stages, like the durable journal,
  * that watches every moment of every call through the engine's call hooks (`CallHooks`) and turns
  * each into an event. Each event goes to the subscriber and to the pipeline's event observers, in the
@@ -23,17 +40,16 @@ export type HookedStages = (hooks: CallHooks | undefined) => OperatorFunction<To
  *
  * @example
  * ```ts
- * calls$.pipe(runWithEvents((hooks) => runStages(settings, signal, runHooks([hooks])), limits, observers));
+ * calls$.pipe(runWithEvents((hooks) => runStages(settings, signal, runHooks([hooks])), { observers, progress }));
  * ```
  */
 export function runWithEvents(
   stages: HookedStages,
-  limits: ProgressLimits,
-  observers: readonly EventObserver[],
+  { observers, progress }: EventSettings,
 ): OperatorFunction<ToolCall, PipelineEvent> {
   return (calls) =>
     new Observable<PipelineEvent>((subscriber) => {
-      const layer = new EventLayer(limits, (event) => {
+      const layer = new EventLayer(progress, (event) => {
         subscriber.next(event);
         for (const observer of observers) notify(observer, event);
       });

@@ -3,7 +3,7 @@ import { ConfigError, SourceError } from '../util/errors.js';
 import { runInOrder } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
 import { availableTools } from '../engine/settings.js';
-import { resolvePipelineOptions, type PipelineOptions } from './options.js';
+import { resolveOptions, type PipelineOptions } from './options.js';
 import { DurableBatch } from '../durable/durableBatch.js';
 import type { DurableSettings } from '../durable/settings.js';
 import { resolveDurable } from '../durable/durableOptions.js';
@@ -48,7 +48,9 @@ import type { ToolResult } from '../types/toolResult.js';
  * ```
  */
 export function createPipeline(options: PipelineOptions): Pipeline {
-  const settings = bindToPipeline(resolvePipelineOptions(options));
+  const resolved = resolveOptions(options);
+  const settings = bindToPipeline(resolved.settings);
+  const eventSettings = resolved.events; // the events layer's own options: the engine carries none
   const durable = resolveDurable(options);
   const tools = Object.freeze([...settings.tools.values()]);
   const available = Object.freeze(availableTools(settings, tools));
@@ -66,11 +68,11 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   /** The run as events; the event observers see them too. */
-  const eventsOf = (stages: HookedStages): OperatorFunction<ToolCall, PipelineEvent> => runWithEvents(stages, settings.progress, settings.eventObservers);
+  const eventsOf = (stages: HookedStages): OperatorFunction<ToolCall, PipelineEvent> => runWithEvents(stages, eventSettings);
 
   /** The run's results; through the events layer when event observers watch every run. */
   const resultsOf = (stages: HookedStages): OperatorFunction<ToolCall, ToolResult> => {
-    if (settings.eventObservers.length === 0) return stages(undefined);
+    if (eventSettings.observers.length === 0) return stages(undefined);
     return (calls) => calls.pipe(eventsOf(stages), filter(isResultEvent), map((event) => event.result));
   };
 

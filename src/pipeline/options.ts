@@ -2,6 +2,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { ConfigError } from '../util/errors.js';
 import { isCount, isPositiveDuration, MAX_TIMER_MS } from '../util/validate.js';
 import type { PipelineSettings } from '../engine/settings.js';
+import type { EventSettings } from '../observe/eventLayer.js';
 import { RestrictionSet } from '../util/restrictionSet.js';
 import type { Decision } from '../types/decision.js';
 import type { EventObserver, ToolObserver } from '../types/events.js';
@@ -182,8 +183,23 @@ export const DEFAULT_TIMEOUT_MS = 300_000;
 /** `approvalTimeoutMs` unless set: a question nobody answers denies after 10 minutes. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
 
-/** Validates `options` and fills in defaults. @throws {ConfigError} naming the first bad option. */
+/** The engine's settings and the events layer's, resolved from one `PipelineOptions`. */
+export interface ResolvedOptions {
+  readonly settings: PipelineSettings;
+  readonly events: EventSettings;
+}
+
+/** The engine's settings from `options` (validating all of them). @throws {ConfigError} naming the first bad option. */
 export function resolvePipelineOptions(options: PipelineOptions): PipelineSettings {
+  return resolveOptions(options).settings;
+}
+
+/**
+ * Validates `options` and fills in defaults: the engine's settings, and the events layer's options
+ * (one pass, so the first bad option is named whichever part it belongs to).
+ * @throws {ConfigError} naming the first bad option.
+ */
+export function resolveOptions(options: PipelineOptions): ResolvedOptions {
   const fail = (option: string, expected: string, received: unknown): never => {
     throw new ConfigError('createPipeline', option, expected, received);
   };
@@ -277,7 +293,7 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
       if (budget !== undefined) budgets.set(name, budget);
     }
   }
-  return {
+  const settings: PipelineSettings = {
     tools: byName,
     concurrency,
     maxPending,
@@ -299,11 +315,11 @@ export function resolvePipelineOptions(options: PipelineOptions): PipelineSettin
     resultNames,
     restrictions,
     observers: observers.filter((observer) => typeof observer === 'function'),
-    eventObservers: observers.filter(isEventObserver),
-    progress: { maxChars: progressChars, maxEvents: progressEvents },
     onObserverError,
     retention: budgets,
   };
+  const events: EventSettings = { observers: observers.filter(isEventObserver), progress: { maxChars: progressChars, maxEvents: progressEvents } };
+  return { settings, events };
 }
 
 type Fail = (option: string, expected: string, received: unknown) => never;

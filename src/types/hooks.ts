@@ -1,6 +1,7 @@
 import type { CallView } from './callView.js';
 import type { ExecuteMiddleware } from './execute.js';
 import type { JournaledResult } from './journal.js';
+import type { PendingApproval } from './pendingApproval.js';
 import type { UnknownOutcome } from './outcome.js';
 import type { AttemptError } from './retry.js';
 import type { ApprovalPendingError } from './toolError.js';
@@ -43,6 +44,15 @@ export interface CallHooks {
   readonly approvalRequested?: (call: CallView, reasons: readonly string[]) => void;
   /** The approver answered, or the question timed out or was withdrawn (`answer`: `allowed-once`, `suspend`, or the denial's code). */
   readonly approvalAnswered?: (call: CallView, approved: boolean, answer: string) => void;
+  /**
+   * Not a moment but a contribution: the approver answered `'suspend'` (right after `approvalAnswered`),
+   * and a layer that can keep the call waiting for a human's answer given to `resume` — a durable turn's
+   * journal — records its pending approval (a signed token) and returns it; the call is then
+   * `suspended` (`approval_pending`). The run's layers are asked in registration order until one
+   * returns an approval; when none does (no such layer, or it cannot sign the arguments) the call
+   * fails closed, `denied`, `approval_unavailable`.
+   */
+  readonly suspend?: (call: CallView) => PendingApproval | undefined;
   /** The pool started the call's first attempt: its execute chain, or its body if it has none (`call.startedAt` is when). */
   readonly started?: (call: CallView) => void;
   /** The body called `ctx.progress(value)`. */

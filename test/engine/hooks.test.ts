@@ -4,7 +4,7 @@ import { runHooks } from '../../src/engine/chains/hooks.js';
 import { runStages } from '../../src/engine/runStages.js';
 import { CallRecord } from '../../src/engine/records/callRecord.js';
 import { reorderByIndex } from '../../src/engine/stages/reorder.js';
-import { createPipeline, defineTool, memoryJournal, outcome, type JournalStore, type PipelineEvent } from '../../src/index.js';
+import { createPipeline, defineTool, memoryJournal, outcome, suspendApprovals, type JournalStore, type PipelineEvent } from '../../src/index.js';
 import { resolvePipelineOptions } from '../../src/pipeline/options.js';
 import type { CallHooks, ReceivedVerdict } from '../../src/types/hooks.js';
 import type { PendingApproval } from '../../src/types/pendingApproval.js';
@@ -56,6 +56,16 @@ describe('runHooks', () => {
     runHooks([one, two])!.started(call(1));
     expect([one.count, two.count]).toEqual([2, 1]);
   });
+
+  it('suspend: the layers are asked in order until one gives a pending approval; with none it is undefined', () => {
+    const pending = (token: string): PendingApproval => ({ turn: 't', callId: 'c0', index: 0, tool: 'echo', args: {}, reasons: [], token, expiresAt: 0 });
+    const asked: string[] = [];
+    const layer = (name: string, approval?: PendingApproval): CallHooks => ({ suspend: () => (asked.push(name), approval) });
+    const first = pending('first');
+    expect(runHooks([layer('events'), layer('journal', first), layer('other', pending('second'))])!.suspend(call(0))).toBe(first);
+    expect(asked).toEqual(['events', 'journal']);
+    expect(runHooks([{ started: () => undefined }])!.suspend(call(0))).toBeUndefined();
+  });
 });
 
 describe('the stages call the hooks at each moment of a call', () => {
@@ -83,6 +93,21 @@ describe('the stages call the hooks at each moment of a call', () => {
     await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, hooks), toArray()));
     expect(seen).toEqual(['received', 'started', 'finished']);
     expect((watched[0] as CallRecord).hooks).toBe(hooks);
+  });
+
+  it('the guard asks the run’s layers to keep a call the approver suspended; with no layer that does, it fails closed', async () => {
+    const settings = resolvePipelineOptions({ tools: [echo], defaultDecision: 'ask', approve: suspendApprovals() });
+    const calls: ToolCall[] = [{ id: 'a', name: 'echo', args: { n: 1 } }];
+    const approval: PendingApproval = { turn: 't', callId: 'a', index: 0, tool: 'echo', args: { n: 1 }, reasons: [], token: 'token', expiresAt: 0 };
+    const suspended: CallView[] = [];
+    const keeper = runHooks([{ suspend: (c) => (suspended.push(c), approval) }]);
+    const [kept] = await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, keeper), toArray()));
+    expect(suspended.map((c) => c.id)).toEqual(['a']);
+    expect(kept).toMatchObject({ status: 'suspended', error: { code: 'approval_pending', approval } });
+    for (const hooks of [undefined, runHooks([{ started: () => undefined }])]) {
+      const [failed] = await lastValueFrom(of(...calls).pipe(runStages(settings, undefined, hooks), toArray()));
+      expect(failed).toMatchObject({ status: 'denied', error: { code: 'approval_unavailable' } });
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import type { CallView } from '../../types/callView.js';
 import type { ExecuteMiddleware } from '../../types/execute.js';
 import type { CallHooks, ReceivedVerdict } from '../../types/hooks.js';
+import type { PendingApproval } from '../../types/pendingApproval.js';
 import type { ToolResult } from '../../types/toolResult.js';
 import type { Chain } from './chainsByTool.js';
 
@@ -12,19 +13,22 @@ export interface ReceivedCall extends CallView {
 /**
  * A run's hooks with every point present, so a stage calls `record.hooks?.started(record)` and nothing
  * more. `received` applies the layers' verdicts itself; `finished` returns a promise only when a layer's
- * did (then the later layers' hooks have run once it settled). `execute` is the layers' own execute
- * middleware as one chain, outermost first (`undefined` when no layer has any): the pool puts it
- * around the pipeline's and the tool's.
+ * did (then the later layers' hooks have run once it settled); `suspend` returns the first pending
+ * approval a layer gives (`undefined` when none keeps suspended calls: the guard fails the call
+ * closed). `execute` is the layers' own execute middleware as one chain, outermost first (`undefined`
+ * when no layer has any): the pool puts it around the pipeline's and the tool's.
  */
 export type RunHooks = { readonly [K in Exclude<keyof CallHooks, 'received' | 'execute'>]-?: NonNullable<CallHooks[K]> } & {
   readonly received: (call: ReceivedCall) => void;
   readonly execute: Chain<ExecuteMiddleware> | undefined;
 };
 
-type Point = Exclude<keyof CallHooks, 'received' | 'finished' | 'execute'>;
+type Point = Exclude<keyof CallHooks, 'received' | 'finished' | 'execute' | 'suspend'>;
 type Finished = NonNullable<CallHooks['finished']>;
+type Suspend = NonNullable<CallHooks['suspend']>;
 
 const NOTHING = (): void => undefined;
+const NO_APPROVAL = (): undefined => undefined;
 const POINTS: readonly Point[] = ['decided', 'approvalRequested', 'approvalAnswered', 'started', 'progress', 'retry'];
 
 /**
@@ -47,6 +51,7 @@ export function runHooks(layers: readonly (CallHooks | undefined)[]): RunHooks |
     ...(points as unknown as Pick<RunHooks, Point>),
     received: receivedInOrder(bound(present, 'received')),
     finished: finishedInOrder(bound(present, 'finished')),
+    suspend: firstApproval(bound(present, 'suspend')),
     execute: layersExecute(present),
   };
 }
@@ -88,6 +93,17 @@ function receivedInOrder(fns: readonly NonNullable<CallHooks['received']>[]): Ru
         call.settle(verdict);
       }
     }
+  };
+}
+
+/** Each layer's `suspend`, in order, until one returns a pending approval; none (`undefined`): the call fails closed. */
+function firstApproval(fns: readonly Suspend[]): Suspend {
+  if (fns.length === 0) return NO_APPROVAL;
+  if (fns.length === 1) return fns[0]!;
+  return (call) => {
+    let approval: PendingApproval | undefined;
+    for (const fn of fns) if ((approval = fn(call)) !== undefined) break;
+    return approval;
   };
 }
 

@@ -1,5 +1,5 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../settings.js';
+import type { ResultChainSettings } from '../settings.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { renderRecordContent } from '../recordContent.js';
 import { toResult } from '../stages/result.js';
@@ -28,7 +28,7 @@ import type { ToolResult } from '../../types/toolResult.js';
  * records$.pipe(postExecute(settings, signal), resultChain(settings, signal), toResults());
  * ```
  */
-export function resultChain(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
+export function resultChain(settings: ResultChainSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
   const { result, resultNames, tools, policyTimeoutMs, scheduler } = settings;
   if (result.length === 0 && ![...tools.values()].some((tool) => tool.chains?.result !== undefined)) return identity;
   const chains = new ChainsByTool('result', { middleware: result, names: resultNames });

@@ -1,4 +1,4 @@
-import type { PipelineSettings } from '../settings.js';
+import type { AdmissionSettings } from '../settings.js';
 import type { Cancellation, CallRecord } from '../records/callRecord.js';
 import type { Drain } from '../../stream/drain.js';
 import { LimitWaits, limitGate, rateGate } from './gates/limitWaits.js';
@@ -52,7 +52,7 @@ export class Admission {
    *   pool's results (a program's sub-calls): then no result waits, and the bound holds nothing back.
    */
   constructor(
-    private readonly settings: Pick<PipelineSettings, 'scheduler' | 'abortGraceMs'>,
+    private readonly settings: AdmissionSettings,
     source: Pick<Drain, 'ended' | 'sourceFailed'>,
     private readonly running: ReadonlySet<CallRecord>,
     onGrant: () => void,

@@ -13,7 +13,8 @@ import { BodyRun } from './bodyRun.js';
 import { Deadlines } from './deadlines.js';
 import { ExecutionContext } from './executionContext.js';
 import { invokeBody } from './invokeBody.js';
-import type { AttemptSettings, AttemptsHost } from './attemptsHost.js';
+import type { AttemptsHost } from './attemptsHost.js';
+import type { AttemptSettings } from '../settings.js';
 
 /**
  * A call's life in its slot, one instance per pool: its start checks, each attempt of its body with its

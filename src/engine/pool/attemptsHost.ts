@@ -1,5 +1,4 @@
 import type { CallRecord } from '../records/callRecord.js';
-import type { PipelineSettings } from '../settings.js';
 import type { CancelReason } from '../../types/toolError.js';
 
 // The seam between the pool and the attempts (`Attempts`): what each tells the other. Apart, so that
@@ -42,6 +41,3 @@ export interface AttemptsHost {
   /** A body asked to cancel the rest of its batch (`ctx.cancelRest()`). */
   cancelRest(reason: CancelReason, by: CallRecord): void;
 }
-
-/** The settings the attempts run by. */
-export type AttemptSettings = Pick<PipelineSettings, 'scheduler' | 'abortGraceMs' | 'defaultTimeoutMs' | 'policyTimeoutMs' | 'retention' | 'execute' | 'executeNames'>;

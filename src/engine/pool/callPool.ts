@@ -1,5 +1,5 @@
 import type { Subscriber } from 'rxjs';
-import type { PipelineSettings } from '../settings.js';
+import type { PoolSettings } from '../settings.js';
 import { DEFAULT_BATCH, type BatchOptions } from './batchOptions.js';
 import type { OnError } from '../../types/tool.js';
 import type { CancelReason } from '../../types/toolError.js';
@@ -55,7 +55,7 @@ export class CallPool implements AttemptsHost {
   };
 
   constructor(
-    private readonly settings: PipelineSettings,
+    private readonly settings: PoolSettings,
     private readonly destination: Subscriber<CallRecord>,
     private readonly signal: AbortSignal | undefined,
     /** Told when the rest is cancelled, so calls still in the policy stages are cancelled too. */

@@ -1,5 +1,5 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../settings.js';
+import type { PoolSettings } from '../settings.js';
 import { BatchCancel } from '../records/batchCancel.js';
 import { CallPool } from '../pool/callPool.js';
 import type { BatchOptions } from '../pool/batchOptions.js';
@@ -30,7 +30,7 @@ import type { ReorderWindow } from '../../stream/reorderWindow.js';
  * output:  ----p1-p2--x3--p4|    (x3 starts when p1 and p2 are done; p4 when x3 is)
  * ```
  *
- * @param settings - the pipeline's resolved options.
+ * @param settings - what the pool reads of the pipeline's resolved options.
  * @param signal - aborting it cancels every unfinished call (each still gets a `cancelled` result).
  * @param batch - the subscription's cancellation, which this stage decides and the policy stages follow.
  * @param options - the pool's batch options: what a cancel-rest reaches, when the output completes.
@@ -42,7 +42,7 @@ import type { ReorderWindow } from '../../stream/reorderWindow.js';
  * ```
  */
 export function executeCalls(
-  settings: PipelineSettings,
+  settings: PoolSettings,
   signal: AbortSignal | undefined,
   batch: BatchCancel = new BatchCancel(),
   options?: BatchOptions,

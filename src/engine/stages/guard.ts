@@ -1,5 +1,5 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../settings.js';
+import type { GuardSettings } from '../settings.js';
 import { requestApproval } from '../../tool/policy/requestApproval.js';
 import type { CallRecord } from '../records/callRecord.js';
 import type { BatchCancel } from '../records/batchCancel.js';
@@ -28,7 +28,7 @@ import { allowsEveryCall } from './preExecute.js';
  * records$.pipe(preExecute(settings, batch), guard(settings, batch));
  * ```
  */
-export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
+export function guard(settings: GuardSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
   if (allowsEveryCall(settings)) return identity;
   const { approve, approvalTimeoutMs, scheduler } = settings;
 
@@ -71,9 +71,9 @@ export function guard(settings: PipelineSettings, batch: BatchCancel): MonoTypeO
     });
   };
 
-  /** The approver answered 'suspend': the call waits for an answer given to `resume` — if the turn is durable. */
+  /** The approver answered 'suspend': the call waits for an answer given to `resume` — if a layer of its run keeps it (`CallHooks.suspend`). */
   const suspend = (record: CallRecord, reasons: readonly string[]): void => {
-    const approval = settings.suspend?.(record);
+    const approval = record.hooks?.suspend(record); // a layer's (a durable turn's journal), if any
     if (approval === undefined) {
       const message = `Denied: calling "${record.name}" needs approval, and the approver suspended it; suspending needs a durable turn (createPipeline({ journal }), run(calls, { turn })), so the call fails closed.`;
       return record.fail('denied', { code: 'approval_unavailable', message, reasons });

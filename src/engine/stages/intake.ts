@@ -1,7 +1,7 @@
 import { defer, map, type OperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import type { AnyTool } from '../../types/tool.js';
-import { availableTools, type PipelineSettings } from '../settings.js';
+import { availableTools, type IntakeSettings } from '../settings.js';
 import type { Decision } from '../../types/decision.js';
 import type { RestrictionSet } from '../../util/restrictionSet.js';
 import { IncompleteArguments } from '../../util/incompleteArguments.js';
@@ -43,7 +43,7 @@ const LISTED_TOOLS = 30;
  * calls$.pipe(intake(settings)).subscribe((record) => record.status); // undefined when admitted
  * ```
  */
-export function intake(settings: PipelineSettings): OperatorFunction<unknown, CallRecord> {
+export function intake(settings: IntakeSettings): OperatorFunction<unknown, CallRecord> {
   const { tools, restrictions } = settings;
   const available = Object.freeze(availableTools(settings).map((tool) => tool.name));
   // Without policies the decision of every admitted call is known now: the pre stage is the identity.

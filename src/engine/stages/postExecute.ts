@@ -1,5 +1,5 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
-import type { PipelineSettings } from '../settings.js';
+import type { PostSettings } from '../settings.js';
 import { retainText } from '../../util/textRetainer.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { ChainDeadline, chainTimers } from '../chains/chainDeadline.js';
@@ -30,7 +30,7 @@ import type { ToolCall } from '../../types/toolCall.js';
  * records$.pipe(executeCalls(settings, signal), postExecute(settings, signal), toResults(), reorderByIndex());
  * ```
  */
-export function postExecute(settings: PipelineSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
+export function postExecute(settings: PostSettings, signal: AbortSignal | undefined): MonoTypeOperatorFunction<CallRecord> {
   const { post, postNames, retention, policyTimeoutMs, scheduler } = settings;
   if (post.length === 0 && retention.size === 0) return identity;
   const timers = chainTimers(scheduler); // idle (no timer) whenever no chain is running

@@ -1,6 +1,6 @@
 import { identity, type MonoTypeOperatorFunction } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
-import type { PipelineSettings } from '../settings.js';
+import type { DecisionSettings, PreSettings } from '../settings.js';
 import { MonotonicGuard } from '../../tool/policy/monotonicGuard.js';
 import type { CallRecord } from '../records/callRecord.js';
 import type { BatchCancel } from '../records/batchCancel.js';
@@ -36,7 +36,7 @@ import type { ArgsIssue } from '../../types/toolError.js';
  * records$.pipe(preExecute(settings, batch), guard(settings, batch), executeCalls(settings, signal, batch));
  * ```
  */
-export function preExecute(settings: PipelineSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
+export function preExecute(settings: PreSettings, batch: BatchCancel): MonoTypeOperatorFunction<CallRecord> {
   if (allowsEveryCall(settings)) return identity;
   const { pre, preNames, defaultDecision, policyTimeoutMs, scheduler } = settings;
   const timers = chainTimers(scheduler); // idle (no timer) whenever no chain is running
@@ -119,7 +119,7 @@ function stageFailed(record: CallRecord, error: unknown): void {
  * No pre-execute policy and `defaultDecision: 'allow'`: every admitted call is allowed as it arrives, so
  * the pre-execute and guard stages are the identity (and intake records the decision itself).
  */
-export function allowsEveryCall(settings: PipelineSettings): boolean {
+export function allowsEveryCall(settings: DecisionSettings): boolean {
   return settings.pre.length === 0 && settings.defaultDecision === 'allow';
 }
 
