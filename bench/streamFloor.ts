@@ -119,6 +119,8 @@ function streamOperator<A>(input: z.ZodType<A>, concurrency: number, body: (args
         const content = renderValue(value, false);
         const finishedAt = performance.now();
         const { receivedAt, admittedAt, startedAt, endedAt, id, name, index, args } = call;
+        // The floor's result, written out as contractFloor.ts writes it rather than shared through a call:
+        // a floor is a lower bound, and a helper taking an object per call measured slower in the floor.
         const durations = Object.freeze({
           intake: admittedAt - receivedAt,
           policy: 0,
