@@ -2,7 +2,7 @@ import { map, of, type SchedulerLike } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool } from '../../src/index.js';
+import { createPipeline, defineTool, resetRateLimits } from '../../src/index.js';
 
 // One module-level tool with an inline rate limit, as a user's test file would hold it: one start per
 // 100 ms. Its body answers at once, so a result's frame is its start's.
@@ -60,5 +60,27 @@ describe('an inline rateLimit keeps one bucket per scheduler', () => {
     expect(results).toEqual([]);
     subscription.unsubscribe();
     expect(quota.waiting()).toBe(0);
+  });
+});
+
+describe('resetRateLimits', () => {
+  it('lets marble tests that keep the default scheduler start afresh (inside run it is virtual, but one scheduler for all)', () => {
+    resetRateLimits();
+    marbleTest(false);
+    resetRateLimits();
+    marbleTest(false);
+  });
+
+  it('forgets the tokens spent in real time: the next call starts with every token free', async () => {
+    clock = undefined;
+    const quota = search.rateLimit!.limiter;
+    await createPipeline({ tools: [search] }).run([call('x')]);
+    expect(quota.available()).toBe(0);
+    resetRateLimits();
+    expect(quota.available()).toBe(1);
+    const results = await createPipeline({ tools: [search] }).run([call('y')]);
+    expect(results.map((r) => r.status)).toEqual(['ok']);
+    expect(quota.available()).toBe(0);
+    resetRateLimits();
   });
 });

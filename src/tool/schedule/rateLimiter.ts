@@ -13,12 +13,16 @@ import type { RateLimiter, RateLimiterOptions } from '../../types/schedule.js';
 interface Buckets {
   readonly max: number;
   readonly perMs: number;
-  readonly perScheduler: WeakMap<SchedulerLike, Tokens>;
+  /** The generation of {@link resetRateLimits} these tokens belong to: older ones are dropped on use. */
+  generation: number;
+  perScheduler: WeakMap<SchedulerLike, Tokens>;
   /** The tokens used last, for `available` and `waiting` asked outside a pipeline. */
   last: Tokens | undefined;
 }
 
 const bucketsOf = new WeakMap<RateLimiter, Buckets>();
+/** Bumped by {@link resetRateLimits}: every limiter starts afresh at its next use. */
+let generation = 0;
 
 /**
  * Creates a {@link RateLimiter}: at most `max` bodies of the tools that share it start in any window
@@ -43,15 +47,51 @@ const bucketsOf = new WeakMap<RateLimiter, Buckets>();
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { max, perMs } = checkRate('createRateLimiter', '', options);
-  const buckets: Buckets = { max, perMs, perScheduler: new WeakMap(), last: undefined };
+  const buckets: Buckets = { max, perMs, generation, perScheduler: new WeakMap(), last: undefined };
   const limiter: RateLimiter = Object.freeze({
     max,
     perMs,
-    available: (key = '') => buckets.last?.available(key) ?? max,
-    waiting: (key = '') => buckets.last?.waiting(key) ?? 0,
+    available: (key = '') => current(buckets)?.available(key) ?? max,
+    waiting: (key = '') => current(buckets)?.waiting(key) ?? 0,
   });
   bucketsOf.set(limiter, buckets);
   return limiter;
+}
+
+/**
+ * Forgets every token spent so far, of every rate limiter (a tool's inline `rateLimit` and every
+ * {@link RateLimiter}): the next call of each starts with all `max` tokens free, on any scheduler.
+ * For tests in one process that must not see each other's starts — two real-time tests over one
+ * module-level tool, or marble tests that leave the default scheduler in place (inside
+ * `TestScheduler.run` the default `asyncScheduler` follows virtual time, but it is one scheduler for
+ * every test; a pipeline given `scheduler: testScheduler` needs no reset). Calls waiting for, or
+ * holding, a token when it is called finish on the old tokens; never call it while a quota matters.
+ *
+ * @example
+ * ```ts
+ * import { resetRateLimits } from 'toolstream';
+ * import { beforeEach } from 'vitest';
+ *
+ * beforeEach(() => resetRateLimits()); // each test starts with every quota unspent
+ * ```
+ */
+export function resetRateLimits(): void {
+  generation++;
+}
+
+/** The limiter's buckets of the current generation: those of an earlier one are dropped. */
+function fresh(buckets: Buckets): Buckets {
+  if (buckets.generation !== generation) {
+    buckets.generation = generation;
+    buckets.perScheduler = new WeakMap();
+    buckets.last = undefined;
+  }
+  return buckets;
+}
+
+/** The tokens used last, unless a reset came since. */
+function current(buckets: Buckets): Tokens | undefined {
+  return fresh(buckets).last;
 }
 
 /**
@@ -72,7 +112,7 @@ export function isRateLimiter(value: unknown): value is RateLimiter {
 
 /** The tokens of a rate limiter on `scheduler` (internal: the pool takes and spends them). */
 export function rateLimiterTokens(limiter: RateLimiter, scheduler: SchedulerLike): Tokens {
-  const buckets = bucketsOf.get(limiter)!;
+  const buckets = fresh(bucketsOf.get(limiter)!);
   let tokens = buckets.perScheduler.get(scheduler);
   if (tokens === undefined) {
     tokens = new Tokens(buckets.max, buckets.perMs);
