@@ -11,7 +11,7 @@ export { implementTool, isToolContract, toolContract } from './tool/toolContract
 
 // Scheduling (limits, rate limits)
 export { createLimiter } from './tool/schedule/limiter.js';
-export { createRateLimiter } from './tool/schedule/rateLimiter.js';
+export { createRateLimiter, resetRateLimits } from './tool/schedule/rateLimiter.js';
 export type {
   Limiter,
   LimiterOptions,

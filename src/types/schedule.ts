@@ -99,8 +99,10 @@ export interface ResolvedLimit<Args = unknown> {
  * At most `max` bodies start in any window of `perMs` milliseconds (per key): each of `max` tokens is
  * spent when a body starts and returns `perMs` later. A call waiting for a token holds no pool slot;
  * waiting counts as its queue time (`timing.durations.queue`, and `limit`), never its timeout. Time is
- * the pipeline's `scheduler` clock: pipelines sharing a rate limiter should share their scheduler (the
- * default one, unless a test gives its own).
+ * the pipeline's `scheduler` clock, and the tokens are kept per scheduler: every pipeline on the
+ * default scheduler (real time) shares one quota, a pipeline on a test's `TestScheduler` has one of
+ * its own (a token spent on one clock cannot be timed on another). `available` and `waiting` tell
+ * about the scheduler that used the limiter last.
  *
  * @example
  * ```ts
@@ -132,8 +134,9 @@ export interface RateLimiterOptions {
 /**
  * A tool's `rateLimit`: at most `max` of its bodies start in any window of `perMs` milliseconds — or,
  * with `key`, at most `max` per value of `key(args)` (per account, per host) — across every turn of
- * every pipeline that runs the tool. Pass a shared {@link RateLimiter} instead to share one quota
- * among several tools.
+ * every pipeline that runs the tool on the same scheduler: all real-time pipelines (the default
+ * scheduler) share one quota, and each test's `TestScheduler` has one of its own. Pass a shared
+ * {@link RateLimiter} instead to share one quota among several tools.
  *
  * @typeParam Args - the tool's parsed arguments.
  *

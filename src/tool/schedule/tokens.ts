@@ -31,7 +31,8 @@ interface Expiry {
  * therefore used by at most one body start in any `perMs`-long window, so no window holds more than
  * `max` starts. Synchronous; on the scheduler passed in (virtual time in tests) the only timer is one
  * per key with waiters, cancelled when nobody waits any more. Internal machinery behind
- * `RateLimiter` (see `src/tool/schedule/rateLimiter.ts`).
+ * `RateLimiter` (see `src/tool/schedule/rateLimiter.ts`), which keeps one `Tokens` per scheduler: the
+ * times in `returns` are of one clock.
  *
  * A key's bucket goes once it is as good as new (no token out, nobody waiting): keys taken from a
  * model's arguments come and go, and each bucket costs about 600 bytes. The last spent token of a key

@@ -31,10 +31,10 @@ export const limitGate = (record: CallRecord): GateOf => {
   return { gate: limiterPermits(limiter), key };
 };
 
-/** The gate of a call's tool `rateLimit`. */
-export const rateGate = (record: CallRecord): GateOf => {
+/** The gate of a call's tool `rateLimit`: its tokens on the pipeline's scheduler (one set per scheduler). */
+export const rateGate = (record: CallRecord, scheduler: SchedulerLike): GateOf => {
   const { limiter, key } = record.tool!.rateLimit!;
-  return { gate: rateLimiterTokens(limiter), key };
+  return { gate: rateLimiterTokens(limiter, scheduler), key };
 };
 
 /**
@@ -92,8 +92,8 @@ export class LimitWaits {
   constructor(
     /** Called after a grant: the pool may start the call now. */
     private readonly onGrant: () => void,
-    /** The gate of a record's tool (only asked for tools that have one). */
-    private readonly gateOf: (record: CallRecord) => GateOf,
+    /** The gate of a record's tool on the scheduler (only asked for tools that have one). */
+    private readonly gateOf: (record: CallRecord, scheduler: SchedulerLike) => GateOf,
     /** Timers (rate limits) and their clock: the pipeline's scheduler. */
     private readonly scheduler: SchedulerLike,
     /** What the gate is called in errors: `limit` or `rate limit`. */
@@ -109,7 +109,7 @@ export class LimitWaits {
   acquire(record: CallRecord, exclusive: boolean): Acquired {
     const hold = this.holds.get(record);
     if (hold !== undefined) return hold.standing === 'held' ? 'held' : 'waiting';
-    const { gate, key: keyOf } = this.gateOf(record);
+    const { gate, key: keyOf } = this.gateOf(record, this.scheduler);
     let key = '';
     if (keyOf !== undefined) {
       try {
@@ -131,7 +131,7 @@ export class LimitWaits {
    * withdraws the wait.
    */
   retake(record: CallRecord, exclusive: boolean, resume: () => void): 'held' | 'parked' | 'waiting' {
-    const { gate, key: keyOf } = this.gateOf(record);
+    const { gate, key: keyOf } = this.gateOf(record, this.scheduler);
     let key = '';
     try {
       key = keyOf === undefined ? '' : keyOf(record.args as never); // it did not throw for the first attempt
