@@ -7,7 +7,7 @@
 //
 // The transcript is in Anthropic's SSE wire format and is parsed by the official SDK's own parser, with
 // a pause between events as a real stream has. It was written by a script for this demo (no network
-// here to record one); the recorded fixtures the adapter tests use are in test/fixtures/streams/ (copied byte for byte from the project's shared fixtures).
+// here to record one); the recorded fixtures the adapter tests use are read in place from ../shared/fixtures/streams/.
 import Anthropic from '@anthropic-ai/sdk';
 import { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';

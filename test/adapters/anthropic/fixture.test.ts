@@ -11,7 +11,7 @@ import { ran, settle, weather } from './helpers.js';
 import { withoutTurn } from '../withoutTurn.js';
 
 // test/adapters/anthropic/ → the repository root is three levels up; shared/ sits beside it.
-const FIXTURE = new URL('../../fixtures/streams/anthropic-claude35-sonnet-parallel-tool-use.sse.txt', import.meta.url);
+const FIXTURE = new URL('../../../../shared/fixtures/streams/anthropic-claude35-sonnet-parallel-tool-use.sse.txt', import.meta.url);
 const recorded = readFileSync(FIXTURE, 'utf8');
 
 /**

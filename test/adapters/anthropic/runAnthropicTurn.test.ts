@@ -10,7 +10,7 @@ import { streamedResponse } from '../streamedResponse.js';
 import { ev, message, now, ran, toolUse, weather } from './helpers.js';
 
 // The recorded Claude 3.5 Sonnet stream, framed (see fixture.test.ts): a text block, two weather calls.
-const FIXTURE = new URL('../../fixtures/streams/anthropic-claude35-sonnet-parallel-tool-use.sse.txt', import.meta.url);
+const FIXTURE = new URL('../../../../shared/fixtures/streams/anthropic-claude35-sonnet-parallel-tool-use.sse.txt', import.meta.url);
 const framed = readFileSync(FIXTURE, 'utf8').replace(/^(data:.*)\n/gm, '$1\n\n');
 
 const pipeline = createPipeline({ tools: [weather, now] });

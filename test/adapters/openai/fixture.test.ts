@@ -9,7 +9,7 @@ import { createPipeline, defineTool, type ToolCall } from '../../../src/index.js
 import { sdkStream } from './helpers.js';
 
 // test/adapters/openai/ → up three to the repo folder, up one more to where `shared/` sits beside it.
-const FIXTURE = new URL('../../fixtures/streams/openai-chat-gpt4o-parallel-tool-calls.sse.txt', import.meta.url);
+const FIXTURE = new URL('../../../../shared/fixtures/streams/openai-chat-gpt4o-parallel-tool-calls.sse.txt', import.meta.url);
 const sse = await readFile(FIXTURE, 'utf8');
 
 const weather = defineTool({

@@ -19,7 +19,7 @@ import { functionCall, outline, response, sequence, toSSE } from './helpers.js';
 // The body stays open a little after the last event, as a network response does.
 
 const CHAT_SSE = await readFile(
-  new URL('../../fixtures/streams/openai-chat-gpt4o-parallel-tool-calls.sse.txt', import.meta.url),
+  new URL('../../../../shared/fixtures/streams/openai-chat-gpt4o-parallel-tool-calls.sse.txt', import.meta.url),
   'utf8',
 );
 
