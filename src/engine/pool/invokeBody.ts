@@ -91,8 +91,7 @@ function endWith(sink: BodySink, record: CallRecord, run: BodyRun, ended: Execut
   }
   const kept = new ItemRetainer<unknown>(maxItems);
   for (const item of items as readonly unknown[]) kept.push(item);
-  countOmitted(record, kept);
-  sink.resolveBody(record, run, kept.kept, true);
+  collected(sink, record, run, kept);
 }
 
 /** The body failed with `error` (thrown, rejected, or its stream's error after the items in `items`). */
@@ -120,8 +119,7 @@ function collectObservable(
     },
     complete: () => {
       done = true;
-      countOmitted(record, items);
-      sink.resolveBody(record, run, items.kept, true);
+      collected(sink, record, run, items);
     },
   });
   if (!done) {
@@ -162,6 +160,11 @@ async function collectAsyncIterable(
     failed(sink, record, run, error, items, maxItems);
     return;
   }
+  collected(sink, record, run, items);
+}
+
+/** A stream's items are all in: the ones left out counted on the record, the kept ones the attempt's output. */
+function collected(sink: BodySink, record: CallRecord, run: BodyRun, items: ItemRetainer<unknown>): void {
   countOmitted(record, items);
   sink.resolveBody(record, run, items.kept, true);
 }
