@@ -164,7 +164,7 @@ export class Admission {
 
   /** 8d. The source errored: every parked `after-response` call, taken out to be answered `response_failed`. */
   cancelAfterResponse(): CallRecord[] {
-    return this.responses.cancelAll();
+    return this.responses.removeWhere(() => true);
   }
 
   /** A call arriving after the source errored (from a stage still working): its answer, if the error stops it. */

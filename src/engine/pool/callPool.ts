@@ -182,7 +182,7 @@ export class CallPool implements AttemptsHost {
     // Abort after deciding their results: an abort listener may settle a body synchronously.
     const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
     for (const record of cancelled) this.attempts.stop(record, abortReason);
-    const queued = reason === 'aborted' ? this.queue.removeWhere(() => true) : this.queue.removeWhere(reached);
+    const queued = this.queue.removeWhere(reached);
     // Calls parked at a gate: what they hold is returned (a permit, when parked on a rate limit). A parked retry's run ends.
     for (const record of this.admission.removeWhere(reached)) {
       if (record.started) {
@@ -254,18 +254,16 @@ export class CallPool implements AttemptsHost {
         const exclusive = head.tool!.mode === 'exclusive';
         const blocked = exclusive ? running.size > 0 || admission.blocksExclusive : this.exclusiveRunning || running.size >= settings.concurrency;
         if (blocked || !admission.startable(head)) break;
-        if (head.status === undefined) {
-          const acquired = admission.admit(head, exclusive);
-          if (acquired === 'waiting') break; // an exclusive head: nothing passes it
-          if (acquired !== 'held') {
-            queue.shift(); // parked at a gate, or failed
-            if (acquired === 'failed') this.failed(head);
-            continue;
-          }
+        if (head.status !== undefined) {
+          queue.shift();
+          this.failed(head); // answered in place, at its turn: as a failure of its mode (rule 7a)
+          continue;
         }
-        queue.shift();
-        if (head.status === undefined) this.start(head, exclusive);
-        else this.failed(head); // answered in place, at its turn: as a failure of its mode (rule 7a)
+        const acquired = admission.admit(head, exclusive);
+        if (acquired === 'waiting') break; // an exclusive head: nothing passes it
+        queue.shift(); // started, parked at a gate, or failed
+        if (acquired === 'held') this.start(head, exclusive);
+        else if (acquired === 'failed') this.failed(head);
       }
     } finally {
       this.pumping = false;

@@ -35,7 +35,7 @@ export function reorderByIndex<T extends { readonly index: number }>(): MonoType
  * ```ts
  * defer(() => {
  *   const window = new ReorderWindow<ToolResult>(settings.maxPending);
- *   return calls.pipe(runStages(settings, signal, hooks, window), reorderIn(window));
+ *   return calls.pipe(runStages(settings, signal, hooks, undefined, window), reorderIn(window));
  * });
  * ```
  */

@@ -17,7 +17,7 @@ export const waitsForResponse = (record: CallRecord): boolean => record.status =
  *   also waits for every parked call (`blocksExclusive`), so order holds.
  * - Once the source completed, the parked calls may start, oldest first (`take`), before the queue.
  * - If the source errors instead, none of them ever starts: the pool answers them `response_failed`
- *   (`cancelAll`, and the queue's own `waitsForResponse`), and so is a call arriving later
+ *   (all of them taken out by `removeWhere`, and the queue's own by `waitsForResponse`), and so is a call arriving later
  *   (`cancellationOnArrival`), from a stage still working.
  */
 export class AfterResponse {
@@ -62,11 +62,6 @@ export class AfterResponse {
   /** The answer of a call of an `after-response` tool arriving after the source errored: it never runs. */
   cancellationOnArrival(): Cancellation | undefined {
     return this.source.sourceFailed ? RESPONSE_FAILED : undefined;
-  }
-
-  /** The source errored: every parked call, taken out (to be answered `response_failed`). */
-  cancelAll(): CallRecord[] {
-    return this.waits.removeWhere(() => true);
   }
 
   /** Removes the parked calls `picked` chooses (to be cancelled). */
