@@ -159,8 +159,8 @@ export class DurableBatch {
    * The journaled stages alone, results in completion order, without the lease: a program's sub-calls
    * (their program's call holds the turn's lease), in a pool run by `options`.
    */
-  stages(signal: AbortSignal | undefined, hooks?: CallHooks, options?: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
-    return runStages(this.#settings(), signal, this.#hooks(hooks), options);
+  stages(signal: AbortSignal | undefined, options?: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
+    return runStages(this.#settings(), signal, this.#hooks(undefined), options);
   }
 
   /** The journal's hooks first, then the run's other layers'. */
@@ -244,7 +244,7 @@ export class DurableBatch {
       flush: () => this.#journal.flush(),
       ended: () => this.#ended,
       lease: this.#lease,
-      subBatch: (settings, options, durable, plan, scope, signal) => new DurableBatch(settings, durable, this.turn, plan, scope).stages(signal, undefined, options),
+      subBatch: (settings, options, durable, plan, scope, signal) => new DurableBatch(settings, durable, this.turn, plan, scope).stages(signal, options),
     });
   }
 }
