@@ -203,7 +203,7 @@ export class Attempts implements ExecuteHost {
       record.fail('suspended', ended.error);
       return this.host.ended(record, 'suspended');
     }
-    if (ended?.kind === 'outcome-unknown') record.fail('error', { code: 'outcome_unknown', message: `Tool "${record.name}": ${ended.message}` });
+    if (ended?.kind === 'outcome-unknown') record.failUnknown(ended);
     else record.fail('error', failure!, partial);
     this.host.ended(record, 'failed');
   }

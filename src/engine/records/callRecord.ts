@@ -197,10 +197,15 @@ export class CallRecord implements CallView, CallSlots {
       if (result.status === 'ok') this.succeed(result.value, result.streamed === true);
       else this.fail(result.status, result.error as ToolError);
     } else if (verdict.kind === 'in-place') {
-      this.fail('error', { code: 'outcome_unknown', message: `Tool "${this.name}": ${verdict.outcome.message}` }); // as a body's `outcome.unknown`
+      this.failUnknown(verdict.outcome); // as a body's `outcome.unknown`
     } else {
       this.fail('suspended', verdict.error);
     }
+  }
+
+  /** The call's effect may or may not have happened (`outcome.unknown`): an `outcome_unknown` error. */
+  failUnknown(outcome: { readonly message: string }): void {
+    this.fail('error', { code: 'outcome_unknown', message: `Tool "${this.name}": ${outcome.message}` });
   }
 
   cancel(cancellation: Cancellation): void {
