@@ -1,7 +1,6 @@
 import type { Decision, TraceEntry } from './decision.js';
 import type { CallSlots } from './slots.js';
 import type { AnyTool } from './tool.js';
-import type { ToolError } from './toolError.js';
 import type { ResultStatus } from './toolResult.js';
 
 /**
@@ -40,8 +39,6 @@ export interface CallView {
   readonly trace: readonly TraceEntry[] | undefined;
   /** Set once, when the outcome is decided; a call with a status is finished. */
   readonly status: ResultStatus | undefined;
-  /** The failure, once the call failed. */
-  readonly error: ToolError | undefined;
   /** The body was invoked (or, with execute middleware, the chain in its place). */
   readonly started: boolean;
   /** When it was (`performance.now()`), or 0. */
