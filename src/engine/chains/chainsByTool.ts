@@ -20,8 +20,12 @@ export interface Chain<F> {
  */
 export class ChainsByTool<K extends keyof ToolChains> {
   private readonly byTool = new Map<AnyTool, Chain<Entry<K>>>();
-  /** By a run's layers' chain: what its calls run, by tool (a run ends, its entry goes with its chain). */
-  private readonly byOuter = new WeakMap<Chain<Entry<K>>, Map<AnyTool | undefined, Chain<Entry<K>>>>();
+  /**
+   * The run's layers' chain last seen, and what its calls run, by tool. A `ChainsByTool` serves one
+   * subscription, whose calls share one run's hooks: the entry is made once and then only read.
+   */
+  private outer: Chain<Entry<K>> | undefined = undefined;
+  private readonly byToolWithin = new Map<AnyTool | undefined, Chain<Entry<K>>>();
 
   constructor(
     private readonly kind: K,
@@ -30,13 +34,15 @@ export class ChainsByTool<K extends keyof ToolChains> {
 
   of(tool: AnyTool | undefined, outer?: Chain<Entry<K>>): Chain<Entry<K>> | undefined {
     if (outer === undefined) return this.inner(tool);
-    let byTool = this.byOuter.get(outer);
-    if (byTool === undefined) this.byOuter.set(outer, (byTool = new Map()));
-    let chain = byTool.get(tool);
+    if (outer !== this.outer) {
+      this.outer = outer;
+      this.byToolWithin.clear();
+    }
+    let chain = this.byToolWithin.get(tool);
     if (chain === undefined) {
       const inner = this.inner(tool);
       chain = inner === undefined ? outer : { middleware: [...outer.middleware, ...inner.middleware], names: [...outer.names, ...inner.names] };
-      byTool.set(tool, chain);
+      this.byToolWithin.set(tool, chain);
     }
     return chain;
   }
