@@ -83,6 +83,7 @@ export type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Tight
 export { outcome } from './util/outcome.js';
 export type { ExecuteOutcome, Outcomes, Streamed, SuspendedOutcome, UnknownOutcome } from './types/outcome.js';
 export type { ResultDraft, ResultMiddleware } from './types/resultChain.js';
+export type { AnswerInput, NextAnswer } from './types/answer.js';
 
 // Durable turns
 export { memoryJournal } from './durable/memoryJournal.js';
