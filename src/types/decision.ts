@@ -10,7 +10,9 @@ export type Decision = 'allow' | 'ask' | 'deny';
  * a denial (or failure) of a check before the body's start, each failed attempt of a retried body
  * (`stage: 'execute'`, `event: 'attempt_failed'`: its error and the delay before the next), a failure
  * of execute middleware (`stage: 'execute'`, `event: 'failed'`), post-execute verdicts, and a failure
- * of result middleware (`stage: 'result'`).
+ * of result middleware (`stage: 'result'`), and a retry refused inside a chain (`event: 'retry_refused'`:
+ * a member subscribed again to what `next()` gave after it failed — the rest of a chain never runs
+ * twice; the retry got the same error).
  *
  * @example
  * ```ts
@@ -24,6 +26,7 @@ export type TraceEntry =
   | { readonly stage: 'pre'; readonly event: 'rewrite'; readonly policy: string }
   | { readonly stage: 'pre' | 'post'; readonly event: 'relax_refused'; readonly policy: string; readonly from: string; readonly to: string }
   | { readonly stage: 'pre' | 'execute' | 'post' | 'result'; readonly event: 'failed'; readonly policy: string; readonly message: string }
+  | { readonly stage: 'pre' | 'execute' | 'post' | 'result'; readonly event: 'retry_refused'; readonly policy: string }
   | { readonly stage: 'approval'; readonly event: 'answer'; readonly answer: string }
   | { readonly stage: 'start'; readonly event: 'decision'; readonly policy: string; readonly decision: 'deny'; readonly reason: string | undefined }
   | { readonly stage: 'start'; readonly event: 'failed'; readonly policy: string; readonly message: string }
