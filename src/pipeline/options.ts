@@ -14,6 +14,7 @@ import type { RetentionBudget } from '../types/retention.js';
 import type { AnyTool, OnError } from '../types/tool.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { warnObserverError } from '../util/observerWarning.js';
+import { clockOf } from '../stream/clock.js';
 
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.
@@ -293,6 +294,8 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
       if (budget !== undefined) budgets.set(name, budget);
     }
   }
+  // One clock for the whole pipeline, the engine's and the events layer's: their times share one axis.
+  const clock = clockOf(scheduler);
   const settings: PipelineSettings = {
     tools: byName,
     concurrency,
@@ -301,6 +304,7 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
     defaultTimeoutMs: defaultTimeoutMs === Infinity ? undefined : defaultTimeoutMs,
     abortGraceMs,
     scheduler,
+    clock,
     pre,
     preNames,
     defaultDecision,
@@ -318,7 +322,7 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
     onObserverError,
     retention: budgets,
   };
-  const events: EventSettings = { observers: observers.filter(isEventObserver), progress: { maxChars: progressChars, maxEvents: progressEvents } };
+  const events: EventSettings = { observers: observers.filter(isEventObserver), progress: { maxChars: progressChars, maxEvents: progressEvents }, clock };
   return { settings, events };
 }
 
