@@ -39,8 +39,17 @@ export interface ChainClock {
   readonly policyTimeoutMs: number | undefined;
 }
 
-/** What the intake stage reads: the tools, the restrictions, and whether policies will decide. */
-export interface IntakeSettings extends ToolSettings, DecisionSettings {}
+/**
+ * What the intake stage reads: the tools, the restrictions, whether policies will decide, and the
+ * clock each call's record keeps (`CallRecord.clock`), which every later stage reads its times from.
+ */
+export interface IntakeSettings extends ToolSettings, DecisionSettings {
+  /**
+   * The pipeline's clock, in milliseconds (`clockOf(scheduler)`): `performance.now()` in real time, the
+   * scheduler's `now()` on a virtual one, so that every `timing` figure is a frame of a `TestScheduler`.
+   */
+  readonly clock: () => number;
+}
 
 /** What the pre-execute stage reads. */
 export interface PreSettings extends DecisionSettings, ChainClock {

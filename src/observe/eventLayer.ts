@@ -22,7 +22,7 @@ export type HookedStages = (hooks: CallHooks | undefined) => OperatorFunction<To
  *
  * @example
  * ```ts
- * const events: EventSettings = { observers: [{ event: (e) => log(e) }], progress: { maxChars: 10_000, maxEvents: 1000 } };
+ * const events: EventSettings = { observers: [{ event: (e) => log(e) }], progress: { maxChars: 10_000, maxEvents: 1000 }, clock: () => performance.now() };
  * ```
  */
 export interface EventSettings {
@@ -30,6 +30,8 @@ export interface EventSettings {
   readonly observers: readonly EventObserver[];
   /** How much a body may report with `ctx.progress(value)`, per call. */
   readonly progress: ProgressLimits;
+  /** The pipeline's clock, which every event's `at` is read from: the engine's (`IntakeSettings.clock`). */
+  readonly clock: () => number;
 }
 
 /**
@@ -40,21 +42,21 @@ export interface EventSettings {
  *
  * @example
  * ```ts
- * calls$.pipe(runWithEvents((hooks) => runStages(settings, signal, runHooks([hooks])), { observers, progress }));
+ * calls$.pipe(runWithEvents((hooks) => runStages(settings, signal, runHooks([hooks])), { observers, progress, clock }));
  * ```
  */
 export function runWithEvents(
   stages: HookedStages,
-  { observers, progress }: EventSettings,
+  { observers, progress, clock }: EventSettings,
 ): OperatorFunction<ToolCall, PipelineEvent> {
   return (calls) =>
     new Observable<PipelineEvent>((subscriber) => {
-      const layer = new EventLayer(progress, (event) => {
+      const layer = new EventLayer(progress, clock, (event) => {
         subscriber.next(event);
         for (const observer of observers) notify(observer, event);
       });
       return calls.pipe(stages(layer)).subscribe({
-        next: (result) => layer.emit({ type: 'result', ...base(result, performance.now()), result }),
+        next: (result) => layer.emit({ type: 'result', ...base(result, clock()), result }),
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
       });
@@ -68,29 +70,30 @@ class EventLayer implements CallHooks {
 
   constructor(
     private readonly limits: ProgressLimits,
+    private readonly clock: () => number,
     readonly emit: (event: PipelineEvent) => void,
   ) {}
 
   received(record: CallView): void {
-    this.emit({ type: 'received', ...base(record, performance.now()), done: record.status !== undefined });
+    this.emit({ type: 'received', ...base(record, this.clock()), done: record.status !== undefined });
   }
 
   decided(record: CallView): void {
     if (record.decision === undefined) return; // failed at intake, replayed, or cancelled before any policy
-    this.emit({ type: 'decided', ...base(record, performance.now()), decision: record.decision, decidedBy: record.decidedBy, reasons: record.reasons });
+    this.emit({ type: 'decided', ...base(record, this.clock()), decision: record.decision, decidedBy: record.decidedBy, reasons: record.reasons });
   }
 
   finished(result: ToolResult): void {
     this.#reports.delete(result.index);
-    this.emit({ type: 'finished', ...base(result, performance.now()), status: result.status, result });
+    this.emit({ type: 'finished', ...base(result, this.clock()), status: result.status, result });
   }
 
   approvalRequested(record: CallView, reasons: readonly string[]): void {
-    this.emit({ type: 'approval-requested', ...base(record, performance.now()), reasons });
+    this.emit({ type: 'approval-requested', ...base(record, this.clock()), reasons });
   }
 
   approvalAnswered(record: CallView, approved: boolean, answer: string): void {
-    this.emit({ type: 'approval-answered', ...base(record, performance.now()), approved, answer });
+    this.emit({ type: 'approval-answered', ...base(record, this.clock()), approved, answer });
   }
 
   started(record: CallView): void {
@@ -104,11 +107,11 @@ class EventLayer implements CallHooks {
     const sequence = (this.#reports.get(record.index) ?? 0) + 1;
     if (sequence > this.limits.maxEvents) return;
     this.#reports.set(record.index, sequence);
-    this.emit({ type: 'progress', ...base(record, performance.now()), ...boundedJson(value, this.limits.maxChars), sequence });
+    this.emit({ type: 'progress', ...base(record, this.clock()), ...boundedJson(value, this.limits.maxChars), sequence });
   }
 
   retry(record: CallView, attempt: number, error: ToolError, delayMs: number): void {
-    this.emit({ type: 'retry', ...base(record, performance.now()), attempt, error, delayMs });
+    this.emit({ type: 'retry', ...base(record, this.clock()), attempt, error, delayMs });
   }
 }
 

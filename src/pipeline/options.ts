@@ -14,6 +14,7 @@ import type { RetentionBudget } from '../types/retention.js';
 import type { AnyTool, OnError } from '../types/tool.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { warnObserverError } from '../util/observerWarning.js';
+import { clockOf } from '../stream/clock.js';
 
 /**
  * Options of {@link createPipeline}. Every field is validated when the pipeline is built.
@@ -78,7 +79,21 @@ export interface PipelineOptions {
    */
   readonly abortGraceMs?: number;
   /**
-   * The scheduler for timers (timeouts and grace periods). Tests pass a virtual-time scheduler.
+   * The pipeline's clock and timers. Every timer, wait and deadline of the pipeline (time limits, the
+   * abort grace, retry backoff, rate-limit windows, policy and approval deadlines, a durable turn's
+   * lease renewal) runs on it, and every time it reports is read from it: each `timing` figure of a
+   * result and each event's `at`. So a test passes a virtual-time scheduler (a `TestScheduler` inside
+   * `run()`) and gets them all in exact frames. In real time (RxJS's async, asap, queue or
+   * animationFrame scheduler) the times are `performance.now()`, sub-millisecond. Pass the
+   * `TestScheduler` itself: left at the default, a pipeline inside `run()` has its timers in frames (RxJS
+   * patches `asyncScheduler` there) but still reads its times from `performance.now()`. A real-time
+   * scheduler from a second copy of RxJS (a CommonJS and an ES module build loaded side by side) counts
+   * as virtual: its times are its own `now()`, whole milliseconds since the epoch.
+   *
+   * What stays on the wall clock, whatever the scheduler: times written for other processes or read
+   * as dates — a durable turn's journal `at` times, the lease expiry kept in the store, approval token
+   * expiry, the fleet's job expiries and locks — and the limits of real work in a real thread: a code
+   * runtime's `timeoutMs` and its `settleMs`.
    * @default asyncScheduler
    */
   readonly scheduler?: SchedulerLike;
@@ -293,6 +308,8 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
       if (budget !== undefined) budgets.set(name, budget);
     }
   }
+  // One clock for the whole pipeline, the engine's and the events layer's: their times share one axis.
+  const clock = clockOf(scheduler);
   const settings: PipelineSettings = {
     tools: byName,
     concurrency,
@@ -301,6 +318,7 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
     defaultTimeoutMs: defaultTimeoutMs === Infinity ? undefined : defaultTimeoutMs,
     abortGraceMs,
     scheduler,
+    clock,
     pre,
     preNames,
     defaultDecision,
@@ -318,7 +336,7 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
     onObserverError,
     retention: budgets,
   };
-  const events: EventSettings = { observers: observers.filter(isEventObserver), progress: { maxChars: progressChars, maxEvents: progressEvents } };
+  const events: EventSettings = { observers: observers.filter(isEventObserver), progress: { maxChars: progressChars, maxEvents: progressEvents }, clock };
   return { settings, events };
 }
 

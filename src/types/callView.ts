@@ -41,7 +41,7 @@ export interface CallView {
   readonly status: ResultStatus | undefined;
   /** The body was invoked (or, with execute middleware, the chain in its place). */
   readonly started: boolean;
-  /** When it was (`performance.now()`), or 0. */
+  /** When it was, on the pipeline's clock (`performance.now()`, or a virtual scheduler's frame), or 0. */
   readonly startedAt: number;
   /** State layers keep with the call, each under a key of its own (`CallKey`); the engine only stores it. */
   readonly slots: CallSlots;

@@ -5,8 +5,9 @@ import type { ToolError } from './toolError.js';
 import type { ResultStatus, ToolResult } from './toolResult.js';
 
 /**
- * What every event says about its call. `at` is on the `performance.now()` clock, like a result's
- * `timing`, so events and results can be laid on one time axis.
+ * What every event says about its call. `at` is on the pipeline's clock, like a result's `timing`, so
+ * events and results can be laid on one time axis: `performance.now()` in real time, the scheduler's
+ * `now()` when the pipeline's `scheduler` is a virtual one (a frame of a `TestScheduler`).
  *
  * @example
  * ```ts
@@ -22,7 +23,7 @@ export interface PipelineEventBase {
   readonly name: string;
   /** The call's turn (`result.turn`). */
   readonly turn: string | undefined;
-  /** When it happened, in milliseconds on the `performance.now()` clock. */
+  /** When it happened, in milliseconds on the pipeline's clock (`performance.now()`, or a virtual scheduler's frame). */
   readonly at: number;
 }
 

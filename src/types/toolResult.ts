@@ -9,8 +9,11 @@ import type { ToolError } from './toolError.js';
 export type ResultStatus = 'ok' | 'error' | 'denied' | 'cancelled' | 'suspended';
 
 /**
- * When things happened to a call, in milliseconds on the `performance.now()` clock, and how long each
- * stage took. Stages a call never reached have a duration of `0`.
+ * When things happened to a call, in milliseconds on the pipeline's clock, and how long each stage
+ * took. Stages a call never reached have a duration of `0`. The clock is `performance.now()` in real
+ * time (sub-millisecond; add `performance.timeOrigin` for epoch time), and the scheduler's `now()` when
+ * the pipeline's `scheduler` is a virtual one: inside a `TestScheduler`'s `run()`, every figure is a
+ * frame (a body of `timer(10)` takes `durations.execute === 10`).
  *
  * @example
  * ```ts

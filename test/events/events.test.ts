@@ -190,7 +190,7 @@ describe('the retry hook', () => {
     const record = new CallRecord(0, 'r', 'fetch', {}, 0);
     const events = await lastValueFrom(
       of<ToolCall>({ id: 'r', name: 'fetch', args: {} }).pipe(
-        runWithEvents((hooks) => () => of(record).pipe(tap((r) => { hooks!.received!(r); hooks!.retry!(r, 1, { code: 'tool_error', message: 'flaky', cause: undefined }, 250); }), ignoreElements()), { observers: [], progress: { maxChars: 10, maxEvents: 10 } }),
+        runWithEvents((hooks) => () => of(record).pipe(tap((r) => { hooks!.received!(r); hooks!.retry!(r, 1, { code: 'tool_error', message: 'flaky', cause: undefined }, 250); }), ignoreElements()), { observers: [], progress: { maxChars: 10, maxEvents: 10 }, clock: () => performance.now() }),
         toArray(),
       ),
     );

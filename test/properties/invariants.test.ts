@@ -23,13 +23,18 @@ async function feed(s: fc.Scheduler, specs: readonly Spec[], calls: Subject<Tool
 async function runBatch(s: fc.Scheduler, specs: readonly Spec[], options: Omit<PipelineOptions, 'tools' | 'scheduler'>) {
   const monitor = new BodyMonitor();
   const timers = schedulerTimers(s);
+  // Results' timing is read from the scheduler's clock, and property 6 orders the calls by it: a clock
+  // that moves forward by a hair at each reading keeps the order things happened in, and is too slow
+  // to bring any deadline due sooner (fast-check still decides when each timer fires).
+  let now = 0;
+  const ordered = { ...timers, now: () => (now += 1e-9) };
   const pipeline = createPipeline({
     tools: monitoredTools(s, monitor),
     abortGraceMs: Infinity, // slots are freed only by bodies settling: the invariants hold exactly
     // The specs model their own time limits (per tool); the pipeline's defaults would fire at random points.
     defaultTimeoutMs: Infinity,
     approvalTimeoutMs: Infinity,
-    scheduler: timers,
+    scheduler: ordered,
     ...options,
   });
   const calls = new Subject<ToolCall>();

@@ -128,7 +128,7 @@ export class Attempts implements ExecuteHost {
   /** Starts the body: its time limit runs from now. */
   private invoke(record: CallRecord): void {
     record.started = true;
-    record.startedAt = performance.now();
+    record.startedAt = record.clock();
     record.hooks?.started(record);
     if (record.tool!.rateLimit !== undefined) this.host.spend(record); // the first attempt's token (a retry takes its own)
     this.attempt(record);
@@ -168,7 +168,7 @@ export class Attempts implements ExecuteHost {
       this.host.ended(record, 'freed');
       return false;
     }
-    record.endedAt = performance.now();
+    record.endedAt = record.clock();
     return true;
   }
 
@@ -239,7 +239,7 @@ export class Attempts implements ExecuteHost {
       run.retryAfterMs = delayMs;
       return this.holdForGrace(record);
     }
-    record.endedAt = performance.now();
+    record.endedAt = record.clock();
     record.fail('error', failure);
     this.stop(record, reason);
     this.host.ended(record, 'failed');
@@ -249,7 +249,7 @@ export class Attempts implements ExecuteHost {
   private waitedTooLong(record: CallRecord, timeoutMs: number): void {
     const slot = this.host.holdsSlot(record) ? '' : ', or the pool a free slot';
     const message = `Tool "${record.name}" timed out after ${timeoutMs} ms waiting to start attempt ${record.attempts + 1}: its rate limit had no token for it${slot}.`;
-    record.endedAt = performance.now();
+    record.endedAt = record.clock();
     record.fail('error', { code: 'timeout', message, timeoutMs });
     this.host.release(record);
     this.host.ended(record, 'failed');

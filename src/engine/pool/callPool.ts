@@ -175,7 +175,7 @@ export class CallPool implements AttemptsHost {
     const cancelled: CallRecord[] = [];
     for (const record of this.running) {
       if (record === by || record.status !== undefined || !reached(record)) continue;
-      record.endedAt = performance.now();
+      record.endedAt = record.clock();
       record.cancel(cancellation);
       cancelled.push(record);
     }
@@ -186,7 +186,7 @@ export class CallPool implements AttemptsHost {
     // Calls parked at a gate: what they hold is returned (a permit, when parked on a rate limit). A parked retry's run ends.
     for (const record of this.admission.removeWhere(reached)) {
       if (record.started) {
-        record.endedAt = performance.now();
+        record.endedAt = record.clock();
         this.release(record);
       } else {
         this.admission.withdraw(record);

@@ -10,6 +10,7 @@ import type { CallView } from '../../types/callView.js';
 import type { CallKey, CallSlots } from '../../types/slots.js';
 import type { ReceivedVerdict } from '../../types/hooks.js';
 import { ATTEMPT } from './callSlots.js';
+import { wallNow } from '../../stream/clock.js';
 
 /** Why and by whom the rest of a subscription was cancelled. */
 export interface Cancellation {
@@ -84,6 +85,11 @@ export class CallRecord implements CallView, CallSlots {
     /** The arguments as sent: the JSON text, or — once intake read them — the snapshot of an object. */
     public rawArgs: unknown,
     readonly receivedAt: number,
+    /**
+     * The pipeline's clock (`IntakeSettings.clock`), which every time of this call is read from: the
+     * stages and the pool read `record.clock()`, so the result stage needs no settings for `timing`.
+     */
+    readonly clock: () => number = wallNow,
   ) {
     this.args = rawArgs;
   }

@@ -38,7 +38,7 @@ export function guard(settings: GuardSettings, batch: BatchCancel): MonoTypeOper
     if (cancelled !== undefined) return record.cancel(cancelled); // nobody is asked for a cancelled turn
     const { decision, decidedBy: policy, reasons } = record;
     if (decision === 'allow') {
-      record.decidedAt = performance.now();
+      record.decidedAt = record.clock();
       return;
     }
     if (decision !== 'ask') {
@@ -60,7 +60,7 @@ export function guard(settings: GuardSettings, batch: BatchCancel): MonoTypeOper
       record.addTrace({ stage: 'approval', event: 'answer', answer });
       record.hooks?.approvalAnswered(record, outcome.approved, answer);
       if (outcome.approved) {
-        record.decidedAt = performance.now();
+        record.decidedAt = record.clock();
         return;
       }
       if (outcome.suspended) return suspend(record, reasons);

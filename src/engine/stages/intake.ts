@@ -44,7 +44,7 @@ const LISTED_TOOLS = 30;
  * ```
  */
 export function intake(settings: IntakeSettings): OperatorFunction<unknown, CallRecord> {
-  const { tools, restrictions } = settings;
+  const { tools, restrictions, clock } = settings;
   const available = Object.freeze(availableTools(settings).map((tool) => tool.name));
   // Without policies the decision of every admitted call is known now: the pre stage is the identity.
   const admittedAs = allowsEveryCall(settings) ? 'allow' : undefined;
@@ -52,7 +52,7 @@ export function intake(settings: IntakeSettings): OperatorFunction<unknown, Call
     defer(() => {
       let index = 0;
       const seenIds = new RecentIds(DUPLICATE_WINDOW);
-      return source.pipe(map((call) => admit(call, index++, seenIds, tools, available, restrictions, admittedAs)));
+      return source.pipe(map((call) => admit(call, index++, seenIds, tools, available, restrictions, admittedAs, clock)));
     });
 }
 
@@ -64,8 +64,9 @@ function admit(
   available: readonly string[],
   restrictions: RestrictionSet | undefined,
   admittedAs: Decision | undefined,
+  clock: () => number,
 ): CallRecord {
-  const receivedAt = performance.now();
+  const receivedAt = clock();
   // Each field read once: a hostile getter or Proxy becomes an `invalid_call`, not a crash. Into locals,
   // not an object: this runs once per call.
   let id: unknown, name: unknown, args: unknown, turn: unknown;
@@ -82,6 +83,7 @@ function admit(
     typeof name === 'string' ? name : '',
     args,
     receivedAt,
+    clock,
   );
   if (typeof turn === 'string') record.turn = turn;
   if (typeof id !== 'string' || id === '' || typeof name !== 'string' || (turn !== undefined && typeof turn !== 'string')) {
@@ -114,7 +116,7 @@ function admit(
         scope: verdict.scope,
         pattern: verdict.pattern,
       });
-      record.admittedAt = performance.now();
+      record.admittedAt = record.clock();
       return record;
     }
   }
@@ -165,12 +167,12 @@ function admit(
   }
   record.args = deepFreeze(outcome.data);
   record.decision = admittedAs;
-  record.admittedAt = performance.now();
+  record.admittedAt = record.clock();
   return record;
 }
 
 function reject(record: CallRecord, error: Parameters<CallRecord['fail']>[1]): CallRecord {
   record.fail('error', error);
-  record.admittedAt = performance.now();
+  record.admittedAt = record.clock();
   return record;
 }

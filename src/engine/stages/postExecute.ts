@@ -46,7 +46,7 @@ export function postExecute(settings: PostSettings, signal: AbortSignal | undefi
         omitted.lines = kept.omittedLines;
       }
     }
-    record.postMs = performance.now() - startedAt;
+    record.postMs = record.clock() - startedAt;
   };
 
   /** Runs the post chain over one result: synchronously while every policy answers at once (see `runWaterfall`). */
@@ -83,7 +83,7 @@ export function postExecute(settings: PostSettings, signal: AbortSignal | undefi
   return concurrentStage(
     (record, scope) => {
       if (record.verdict === 'replay') return; // its content is what the model saw the first time: final
-      const startedAt = performance.now();
+      const startedAt = record.clock();
       renderRecordContent(record);
       if (post.length > 0) {
         try {

@@ -46,7 +46,7 @@ export function toResults(
 /** Builds the frozen result of one finished record. */
 export function toResult(record: CallRecord): ToolResult {
   const content = renderRecordContent(record);
-  const finishedAt = performance.now();
+  const finishedAt = record.clock();
   const { id, name, index, turn, args, started, decision } = record;
   const attempts = started ? Math.max(record.attempts, 1) : 0;
   const decidedAt = record.decidedAt || record.admittedAt;

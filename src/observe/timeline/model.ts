@@ -27,7 +27,7 @@ export type TimelineStatus = 'ok' | 'error' | 'denied' | 'cancelled' | 'timeout'
  */
 export type TimelineWaitKind = 'policy' | 'approval' | 'queue' | 'limit';
 
-/** An interval in milliseconds on the `performance.now()` clock. */
+/** An interval in milliseconds on the pipeline's clock (as `ToolTiming`: `performance.now()`, or a virtual scheduler's frames). */
 export interface TimelineSpan {
   readonly from: number;
   readonly to: number;

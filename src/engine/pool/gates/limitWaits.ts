@@ -52,7 +52,7 @@ interface Hold {
   readonly gate: Gate;
   readonly key: string;
   readonly grant: Grant;
-  /** When the wait began (`performance.now()`), for `timing.durations.limit`. */
+  /** When the wait began (`record.clock()`), for `timing.durations.limit`. */
   readonly since: number;
   standing: Standing;
 }
@@ -147,7 +147,7 @@ export class LimitWaits {
       this.holds.set(record, { gate, key, grant: noop, since: 0, standing: 'held' });
       return 'held';
     }
-    const hold: Hold = { gate, key, grant: () => this.granted_(record, hold, resume), since: performance.now(), standing };
+    const hold: Hold = { gate, key, grant: () => this.granted_(record, hold, resume), since: record.clock(), standing };
     this.holds.set(record, hold);
     if (standing === 'parked') this.parked++;
     gate.wait(key, hold.grant, this.scheduler);
@@ -155,7 +155,7 @@ export class LimitWaits {
   }
 
   private granted_(record: CallRecord, hold: Hold, resume: (() => void) | undefined): void {
-    record.limitWaitMs += performance.now() - hold.since;
+    record.limitWaitMs += record.clock() - hold.since;
     if (hold.standing === 'parked') {
       this.parked--;
       hold.standing = 'granted';
