@@ -31,7 +31,7 @@ export function runAborted(reason: unknown): Cancellation {
   return abortReason === undefined ? ABORTED : Object.freeze({ reason: 'aborted', by: undefined, abortReason });
 }
 
-/** What the signals of the work a cancellation stops abort with: policies', approvers' and bodies'. */
+/** What the signals of the work a cancellation stops abort with: the policy stages' (policies, start checks) and bodies'. */
 export function cancelledAbort({ reason, abortReason }: Cancellation): DOMException {
   return new DOMException(`cancelled (${reason}${abortReason === undefined ? '' : `: ${abortReason}`})`, 'AbortError');
 }
