@@ -230,7 +230,7 @@ describe('switchTurns under random interleavings of messages and model streams',
             // `started: true` though its body never ran: the journal's view, not the body's.)
             if (options.durable) expect(r.started || !monitor.started.has(r.id)).toBe(true);
             else expect(r.started).toBe(monitor.started.has(r.id));
-            if (r.status === 'cancelled' && r.started) expect(monitor.signals.get(r.id)?.aborted).toBe(true);
+            if (r.status === 'cancelled' && monitor.started.has(r.id)) expect(monitor.signals.get(r.id)!.aborted).toBe(true);
           }
 
           // Within a turn, the pool's bounds.
