@@ -38,7 +38,7 @@ const BASELINE = 'scripts/arch-baseline.json';
 const ROOMS = [
   ['types/', 'types'], ['util/', 'util'], ['stream/', 'stream'], ['tool/', 'tool'], ['engine/', 'engine'],
   ['durable/', 'durable'], ['bullmq/', 'bullmq'], ['observe/', 'observe'], ['adapters/', 'adapters'],
-  ['mcp/', 'mcp'], ['ptc/', 'ptc'], ['pipeline/', 'pipeline'], ['index.ts', 'pipeline'],
+  ['mcp/', 'mcp'], ['ptc/', 'ptc'], ['pipeline/', 'pipeline'], ['index.ts', 'pipeline'], ['turns/', 'turns'],
 ];
 
 // The rooms below the layers, low to high; a room may import the rooms below it.
@@ -57,7 +57,9 @@ const ALLOWED = {
   adapters: [...BELOW, 'durable'], // answerable(): a durable turn's errors the formatters turn into results
   mcp: BELOW,
   ptc: [...BELOW, 'durable'], // a program's sub-calls suspend with the journal's PendingApproval
-  pipeline: [...BELOW, ...LAYERS],
+  pipeline: [...BELOW, ...LAYERS, 'turns'],
+  // Operators over a pipeline given as a parameter (switchTurns, queueTurns): they know its public type only.
+  turns: ['types', 'util', 'stream'],
 };
 
 // Issue 25's definition of an engine file, from the folders alone (see the header).

@@ -2,6 +2,11 @@
 export { createPipeline, executeTools } from './pipeline/createPipeline.js';
 export type { CallSource, Pipeline, ResumeOptions, RunOptions } from './types/pipeline.js';
 export type { PipelineOptions } from './pipeline/options.js';
+
+// Conversations: a run per turn
+export { switchTurns } from './turns/switchTurns.js';
+export { queueTurns } from './turns/queueTurns.js';
+export type { SwitchTurnsOptions, TurnContext, TurnOptions, TurnProject } from './types/turns.js';
 export type { RetentionBudget } from './types/retention.js';
 
 // Defining tools

@@ -148,3 +148,77 @@ describe('a run whose signal aborts while it runs', () => {
     );
   });
 });
+
+describe('the reason a run was aborted with', () => {
+  /** A run with a call in each place an abort reaches: running, queued, in its pre-execute chain, awaiting approval. */
+  async function abortedEverywhere(abort: (controller: AbortController) => void) {
+    const seen = new Map<string, unknown>(); // what each signal aborted with
+    const hold = (key: string, signal: AbortSignal) => new Promise<never>((_, reject) => signal.addEventListener('abort', () => (seen.set(key, signal.reason), reject(signal.reason)), { once: true }));
+    const body = defineTool({ name: 'body', description: 'b', input: z.object({}), mode: 'parallel', execute: (_args, { signal }) => hold('body', signal) });
+    const gated = defineTool({ name: 'gated', description: 'g', input: z.object({}), mode: 'parallel', execute: () => 'ran' });
+    const policy = Object.assign((ctx: { call: ToolCall; signal: AbortSignal }) => (ctx.call.id === 'pre' ? hold('policy', ctx.signal) : undefined), { policyName: 'hangs' });
+    const controller = new AbortController();
+    const pipeline = createPipeline({
+      tools: [body, gated],
+      concurrency: 1,
+      pre: [policy, askTools(['gated'])],
+      approve: (_request, signal) => hold('approver', signal),
+    });
+    const calls: ToolCall[] = [
+      { id: 'running', name: 'body', args: {} },
+      { id: 'queued', name: 'body', args: {} },
+      { id: 'pre', name: 'gated', args: {} },
+      { id: 'asked', name: 'gated', args: {} },
+    ];
+    const pending = pipeline.run(calls, { signal: controller.signal });
+    await sleep(5);
+    abort(controller);
+    return { results: await pending, seen };
+  }
+
+  it('reaches every cancelled result, in its message too, and the signals of the work it stopped', async () => {
+    const { results, seen } = await abortedEverywhere((controller) => controller.abort('next message'));
+    expect(results.map((r) => [r.id, r.status, r.error?.code === 'cancelled' && r.error.abortReason])).toEqual([
+      ['running', 'cancelled', 'next message'],
+      ['queued', 'cancelled', 'next message'],
+      ['pre', 'cancelled', 'next message'],
+      ['asked', 'cancelled', 'next message'],
+    ]);
+    expect(results[0]!.error).toEqual({ code: 'cancelled', message: 'Cancelled while running: the run was aborted (next message).', reason: 'aborted', abortReason: 'next message', started: true });
+    expect(results[1]!.content).toBe('Not run: the run was aborted (next message). The call itself was not at fault; retry it if it is still needed.');
+    expect([...seen.keys()].sort()).toEqual(['approver', 'body', 'policy']);
+    // (The approver's signal says why the question was withdrawn, in its own words.)
+    for (const key of ['body', 'policy']) expect((seen.get(key) as DOMException).message).toBe('cancelled (aborted: next message)');
+  });
+
+  it('is absent when the signal was aborted without one; an error gives its message, another value a description, cut to 200 characters', async () => {
+    const without = await abortedEverywhere((controller) => controller.abort());
+    for (const result of without.results) expect(result.error).not.toHaveProperty('abortReason');
+    expect(without.results[0]!.error?.message).toBe('Cancelled while running: the run was aborted.');
+    for (const key of ['body', 'policy']) expect((without.seen.get(key) as DOMException).message).toBe('cancelled (aborted)');
+
+    const reasonOf = async (reason: unknown) => {
+      const { results } = await abortedEverywhere((controller) => controller.abort(reason));
+      const error = results[0]!.error!;
+      return error.code === 'cancelled' ? error.abortReason : undefined;
+    };
+    expect(await reasonOf(new Error('the user left'))).toBe('the user left');
+    expect(await reasonOf(new DOMException('superseded', 'AbortError'))).toBe('superseded'); // an AbortError of one's own says something
+    expect(await reasonOf({ why: 'secret' })).toBe('an object');
+    const long = await reasonOf('x'.repeat(1000));
+    expect(long).toHaveLength(200 + ' (1000 characters)'.length);
+  });
+
+  it('is JSON: a durable turn journals it and a resume replays it', async () => {
+    const journal = memoryJournal();
+    const hang = defineTool({ name: 'hang', description: 'h', input: z.object({}), mode: 'parallel', execute: (_a, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))) });
+    const pipeline = createPipeline({ tools: [hang], journal, approvalSecret: 'a test secret that is long enough to sign with' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('superseded by the next turn')), 5);
+    const [first] = await pipeline.run([{ id: 'h', name: 'hang', args: {} }], { turn: 't', signal: controller.signal });
+    expect(first!.error).toMatchObject({ code: 'cancelled', abortReason: 'superseded by the next turn', started: true });
+    expect(JSON.parse(JSON.stringify(first!.error))).toEqual(first!.error);
+    const [replayed] = await pipeline.resume('t');
+    expect(replayed!.error).toEqual(first!.error);
+  });
+});

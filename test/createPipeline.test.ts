@@ -1,7 +1,7 @@
-import { from, interval, map, Observable, Subject, take } from 'rxjs';
+import { from, interval, lastValueFrom, map, Observable, Subject, take, tap } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, createPipeline, defineTool, executeTools, SourceError, type ToolCall, type ToolContext } from '../src/index.js';
+import { ConfigError, createPipeline, defineTool, DurableTurnError, executeTools, memoryJournal, SourceError, type ToolCall, type ToolContext } from '../src/index.js';
 import { sleep } from './faults/helpers.js';
 
 const wait = defineTool({
@@ -248,6 +248,41 @@ describe('createPipeline().run', () => {
     subscription.unsubscribe();
     expect(bodySignal?.aborted).toBe(true);
     expect(add.mock.calls.length).toBe(remove.mock.calls.length);
+  });
+});
+
+describe('createPipeline().operator', () => {
+  const failing = () =>
+    new Observable<ToolCall>((subscriber) => {
+      subscriber.next(call('a', 5));
+      subscriber.next(call('b', 1));
+      subscriber.error(new Error('stream cut'));
+    });
+  const failureOf = (results$: Observable<unknown>) => lastValueFrom(results$).then(() => undefined, (error: unknown) => error);
+
+  it('a failing source errors with a SourceError holding the results of every call received, as run() rejects', async () => {
+    const pipeline = createPipeline({ tools: [wait] });
+    const seen: string[] = [];
+    const failure = await failureOf(failing().pipe(pipeline.operator(), tap((r) => seen.push(r.id))));
+    expect(failure).toBeInstanceOf(SourceError);
+    expect((failure as SourceError).results.map((r) => [r.id, r.status])).toEqual([['a', 'ok'], ['b', 'ok']]);
+    expect((failure as SourceError).cause).toMatchObject({ message: 'stream cut' });
+    expect(seen).toEqual(['a', 'b']); // given out before the error, as run() gives them in the error only
+    // Each subscription holds its own results.
+    const results$ = failing().pipe(pipeline.operator());
+    const [one, two] = await Promise.all([failureOf(results$), failureOf(results$)]);
+    expect(one).not.toBe(two);
+    expect((two as SourceError).results.map((r) => r.id)).toEqual(['a', 'b']);
+  });
+
+  it("a durable turn's DurableTurnError passes through, as in run()", async () => {
+    const pipeline = createPipeline({ tools: [wait], journal: memoryJournal(), approvalSecret: 'a test secret that is long enough to sign with' });
+    await pipeline.run([call('a', 1)], { turn: 't' });
+    const fromRun = await pipeline.run([call('a', 1)], { turn: 't' }).catch((error: unknown) => error);
+    const fromOperator = await failureOf(from([call('a', 1)]).pipe(pipeline.operator({ turn: 't' })));
+    expect(fromRun).toMatchObject({ name: 'DurableTurnError', code: 'turn_exists' });
+    expect(fromOperator).toBeInstanceOf(DurableTurnError);
+    expect(fromOperator).toMatchObject({ code: 'turn_exists', message: (fromRun as Error).message });
   });
 });
 

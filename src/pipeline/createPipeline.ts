@@ -12,6 +12,7 @@ import { pendingApprovals as listPending, planResume } from '../durable/resumePl
 import { bindToPipeline } from '../engine/layerState/pipelineAware.js';
 import { isPullable, sourceOfCalls, toObservable } from '../stream/callSource.js';
 import { stopWhenAborted } from '../stream/stopWhenAborted.js';
+import { subscribeAsChild } from '../stream/subscribeAsChild.js';
 import { ReorderWindow } from '../stream/reorderWindow.js';
 import { runWithEvents, type HookedStages } from '../observe/eventLayer.js';
 import type { PipelineEvent, PipelineResultEvent } from '../types/events.js';
@@ -85,9 +86,22 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return (calls) => defer(() => calls.pipe(resultsOf(tappedStages(signal, new DurableBatch(settings, journaled, turn), turn))));
   };
 
+  // A source error becomes a `SourceError` with the subscription's results, as in `run` and `events`: so
+  // it holds every result it gave out (one push each), for as long as the subscription lives.
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
-    const results = runOf(runOptions);
-    return (calls) => results(calls.pipe(stopWhenAborted(runOptions.signal)));
+    const operate = runOf(runOptions);
+    return (calls) =>
+      new Observable<ToolResult>((subscriber) => {
+        const results: ToolResult[] = [];
+        subscribeAsChild(subscriber, operate(calls.pipe(stopWhenAborted(runOptions.signal))), {
+          next: (result) => {
+            results.push(result);
+            subscriber.next(result);
+          },
+          error: (error: unknown) => subscriber.error(runFailure(error, results)),
+          complete: () => subscriber.complete(),
+        });
+      });
   };
 
   // An async iterable is pulled with backpressure: at most this many calls taken in and unanswered; so

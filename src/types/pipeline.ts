@@ -72,7 +72,16 @@ export interface Pipeline {
   readonly tools: readonly AnyTool[];
   /** The tools this pipeline's calls may use: `tools` with the restrictions applied. Offer these to the model. */
   readonly available: readonly AnyTool[];
-  /** The pipeline as an RxJS operator: one `ToolResult` per call, in input order; once `options.signal` aborted, nothing more is read. */
+  /**
+   * The pipeline as an RxJS operator: one `ToolResult` per call, in input order; once `options.signal`
+   * aborted, nothing more is read. Each subscription is a run of its own.
+   *
+   * When the source errors, the output errors with a {@link SourceError} (after the results of the
+   * calls taken in), as `run` rejects: its `results` are every result of the subscription, so a
+   * long-lived subscription holds them all until it ends. For a conversation, run each turn as a
+   * subscription of its own: `switchTurns` and `queueTurns` do. A durable turn's `DurableTurnError`
+   * passes through as in `run`.
+   */
   operator(options?: RunOptions): OperatorFunction<ToolCall, ToolResult>;
   /**
    * Runs a batch without RxJS and resolves to its results in input order. An async iterable source is

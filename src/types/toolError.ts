@@ -153,6 +153,12 @@ export interface CancelledError {
   readonly reason: CancelReason;
   /** The call whose failure or `cancelRest()` caused this; absent for `'aborted'`. */
   readonly byCallId?: string;
+  /**
+   * For `'aborted'`: what the run's signal was aborted with (`controller.abort(reason)`; `switchTurns`
+   * gives its `reason`) — an error's message, a string as it is, another value described, at most 200
+   * characters; the message says it too. Absent when the signal was aborted without a reason.
+   */
+  readonly abortReason?: string;
   /** Whether the body had started (it then saw its signal abort). */
   readonly started: boolean;
 }

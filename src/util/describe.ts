@@ -36,6 +36,31 @@ export function describeError(error: unknown): string {
 }
 
 /**
+ * What an aborted signal's `reason` says, for a `cancelled` result: `undefined` when it says nothing —
+ * no reason, or the runtime's default `AbortError` (`controller.abort()` without an argument) — else
+ * an error's message, a string as it is, any other value described; cut to 200 characters (it goes
+ * to the model). A string, so it journals and clones as it is.
+ */
+export function describeAbortReason(reason: unknown): string | undefined {
+  if (reason === undefined || isDefaultAbort(reason)) return undefined;
+  const text = cut(describeError(reason), 200);
+  return text === '' ? undefined : text;
+}
+
+/** The message of the runtime's own `AbortError` (it differs between runtimes), read once when first needed. */
+let defaultAbortMessage: string | undefined;
+
+function isDefaultAbort(reason: unknown): boolean {
+  if (!(reason instanceof DOMException) || reason.name !== 'AbortError') return false;
+  if (defaultAbortMessage === undefined) {
+    const controller = new AbortController();
+    controller.abort();
+    defaultAbortMessage = (controller.signal.reason as DOMException).message;
+  }
+  return reason.message === defaultAbortMessage;
+}
+
+/**
  * Text from outside (a tool name, a call id) for a message, JSON-quoted and cut to `max` characters,
  * with its length when cut: `"abc…" (1048576 characters)`. A model's 1 MB tool name must not become
  * a 1 MB message back to the model.

@@ -61,8 +61,9 @@ export class ConfigError extends TypeError {
 }
 
 /**
- * `run()` rejects with this when the source of calls errors (a model stream that broke midway).
- * Every call received before the failure still got its result: they are in `results`.
+ * `run()` rejects with this when the source of calls errors (a model stream that broke midway), and
+ * `operator()` and `events()` error with it. Every call received before the failure still got its
+ * result: they are in `results`.
  *
  * @example
  * ```ts

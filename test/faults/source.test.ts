@@ -81,7 +81,11 @@ describe('a source that errors midway', () => {
     ['calls mid pre-execute, approval and post-execute', STAGED],
   ])('operator(): the error arrives after the results (%s)', async (_label, options) => {
     const recording = record(failing().pipe(pipeline({ concurrency: 1, ...options }).operator()));
-    expect(await recording.done).toEqual({ error: cut });
+    const { error } = (await recording.done) as { error: unknown };
+    // A SourceError, as run() rejects with: the results given out, and the source's error as its cause.
+    expect(error).toBeInstanceOf(SourceError);
+    expect((error as SourceError).cause).toBe(cut);
+    expect((error as SourceError).results).toEqual(recording.results);
     expectOneEach(recording.results, ['a', 'b', 'c']);
     expect(recording.events).toEqual(['a:ok', 'b:ok', 'c:ok', 'error']);
   });

@@ -1,8 +1,8 @@
-import { map, timer, type Observable } from 'rxjs';
+import { catchError, map, throwError, timer, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { sleeperCall, sleeperInput, VirtualSleepers } from './virtualSleepers.js';
-import { createPipeline, defineTool, type PipelineOptions, type ToolCall, type ToolResult, type ToolStart } from '../../src/index.js';
+import { createPipeline, defineTool, SourceError, type PipelineOptions, type ToolCall, type ToolResult, type ToolStart } from '../../src/index.js';
 
 // Bodies are virtual-time Observables `frames` long; `sleepers.starts` records when each began.
 const sleepers = new VirtualSleepers();
@@ -36,7 +36,8 @@ describe("start: 'after-response' (virtual time)", () => {
   it('when the source errors it is cancelled, never run, answered in order before the error', () => {
     scheduler.run(({ cold, expectObservable }) => {
       const calls = cold('(wrv)--#', { w: call('w', 'write', 1), r: call('r', 'read', 1), v: call('v', 'write', 1) }, new Error('stream dropped'));
-      expectObservable(calls.pipe(outcomes({ tools: [write, read] }))).toBe('-------(wrv#)', { w: 'w:cancelled:response_failed', r: 'r:ok', v: 'v:cancelled:response_failed' }, new Error('stream dropped'));
+      const cause = catchError((error: unknown) => throwError(() => (error instanceof SourceError ? error.cause : error))); // the SourceError's
+      expectObservable(calls.pipe(outcomes({ tools: [write, read] }), cause)).toBe('-------(wrv#)', { w: 'w:cancelled:response_failed', r: 'r:ok', v: 'v:cancelled:response_failed' }, new Error('stream dropped'));
     });
     expect(sleepers.starts).toEqual([['r', 0]]);
   });

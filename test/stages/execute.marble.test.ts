@@ -1,8 +1,8 @@
-import { map, timer } from 'rxjs';
+import { catchError, map, throwError, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool, type PipelineOptions, type ToolCall } from '../../src/index.js';
+import { createPipeline, defineTool, SourceError, type PipelineOptions, type ToolCall } from '../../src/index.js';
 
 // Bodies are virtual-time Observables: `frames` frames long, emitting the call's key.
 // `starts` records when each body started, in virtual frames.
@@ -110,10 +110,11 @@ describe('execute stage scheduling (virtual time)', () => {
     });
   });
 
-  it('a source error is forwarded after every received call has its result', () => {
+  it('a source error is forwarded after every received call has its result, as a SourceError holding them', () => {
     scheduler.run(({ cold, expectObservable }) => {
       const calls = cold('a-#', { a: call('a', 'par', 4) });
-      expectObservable(calls.pipe(ids())).toBe('----(a#)', { a: 'a:ok' });
+      const failure = catchError((error: unknown) => throwError(() => (error instanceof SourceError ? `SourceError(${error.results.map((r) => r.id)}): ${String(error.cause)}` : error)));
+      expectObservable(calls.pipe(ids(), failure)).toBe('----(a#)', { a: 'a:ok' }, 'SourceError(a): error');
     });
   });
 

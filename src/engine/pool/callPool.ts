@@ -3,7 +3,7 @@ import type { PoolSettings } from '../settings.js';
 import { DEFAULT_BATCH, type BatchOptions } from './batchOptions.js';
 import type { OnError } from '../../types/tool.js';
 import type { CancelReason } from '../../types/toolError.js';
-import type { Cancellation, CallRecord } from '../records/callRecord.js';
+import { cancelledAbort, runAborted, type Cancellation, type CallRecord } from '../records/callRecord.js';
 import type { BatchCancel } from '../records/batchCancel.js';
 import { Fifo } from '../../util/fifo.js';
 import { Admission } from './admission.js';
@@ -160,7 +160,8 @@ export class CallPool implements AttemptsHost {
    */
   cancelRest(reason: CancelReason, by: CallRecord | undefined): void {
     if (this.cancellation !== undefined || this.closed) return;
-    const cancellation: Cancellation = { reason, by };
+    // 'aborted' comes only from the run's signal, whose reason the results carry.
+    const cancellation: Cancellation = reason === 'aborted' ? runAborted(this.signal?.reason) : { reason, by };
     let reached: (record: CallRecord) => boolean;
     if (reason === 'aborted') {
       this.cancellation = cancellation;
@@ -180,7 +181,7 @@ export class CallPool implements AttemptsHost {
       cancelled.push(record);
     }
     // Abort after deciding their results: an abort listener may settle a body synchronously.
-    const abortReason = cancelled.length > 0 ? new DOMException(`cancelled (${reason})`, 'AbortError') : undefined;
+    const abortReason = cancelled.length > 0 ? cancelledAbort(cancellation) : undefined;
     for (const record of cancelled) this.attempts.stop(record, abortReason);
     const queued = this.queue.removeWhere(reached);
     // Calls parked at a gate: what they hold is returned (a permit, when parked on a rate limit). A parked retry's run ends.

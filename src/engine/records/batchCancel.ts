@@ -1,6 +1,6 @@
 import { Abort } from '../../stream/abortScope.js';
 import type { AbortScope } from '../../types/abortScope.js';
-import type { Cancellation, CallRecord } from './callRecord.js';
+import { cancelledAbort, type Cancellation, type CallRecord } from './callRecord.js';
 import { CancelledTurns, type TurnKey } from './cancelledTurns.js';
 
 /**
@@ -40,7 +40,7 @@ export class BatchCancel {
     const listeners = [...this.#listeners.values()].flatMap((set) => [...set]);
     this.#listeners.clear();
     // The stages' scopes hear it first (through the signal), then the calls waiting on their turn.
-    this.#everything.abort(new DOMException(`cancelled (${cancellation.reason})`, 'AbortError'));
+    this.#everything.abort(cancelledAbort(cancellation));
     for (const listener of listeners) listener();
   }
 
@@ -77,7 +77,8 @@ export class BatchCancel {
         return stage.aborted || cancellation() !== undefined;
       },
       get reason() {
-        return stage.aborted ? stage.reason : new DOMException(`cancelled (${cancellation()?.reason})`, 'AbortError');
+        const cancelled = cancellation();
+        return stage.aborted || cancelled === undefined ? stage.reason : cancelledAbort(cancelled);
       },
       onAbort(listener) {
         const unlistenStage = stage.onAbort(listener);

@@ -1,5 +1,5 @@
 import type { AnyTool } from '../../types/tool.js';
-import { quote } from '../../util/describe.js';
+import { describeAbortReason, quote } from '../../util/describe.js';
 import type { BodyRun } from '../pool/bodyRun.js';
 import type { RunHooks } from '../chains/hooks.js';
 import type { StartCheckEntry } from '../chains/startChecks.js';
@@ -20,6 +20,21 @@ export interface Cancellation {
    * the run's signal aborted.
    */
   readonly by: { readonly id: string; readonly name: string } | undefined;
+  /** For `'aborted'`: what the run's signal said (see `describeAbortReason`), if anything. */
+  readonly abortReason?: string;
+}
+
+const ABORTED: Cancellation = Object.freeze({ reason: 'aborted', by: undefined });
+
+/** The cancellation of a run whose signal aborted with `reason`. */
+export function runAborted(reason: unknown): Cancellation {
+  const abortReason = describeAbortReason(reason);
+  return abortReason === undefined ? ABORTED : Object.freeze({ reason: 'aborted', by: undefined, abortReason });
+}
+
+/** What the signals of the work a cancellation stops abort with: the policy stages' (policies, start checks) and bodies'. */
+export function cancelledAbort({ reason, abortReason }: Cancellation): DOMException {
+  return new DOMException(`cancelled (${reason}${abortReason === undefined ? '' : `: ${abortReason}`})`, 'AbortError');
 }
 
 /**
@@ -215,10 +230,10 @@ export class CallRecord implements CallView, CallSlots {
   }
 
   cancel(cancellation: Cancellation): void {
-    const { reason, by } = cancellation;
+    const { reason, by, abortReason } = cancellation;
     const cause =
       reason === 'aborted'
-        ? 'the run was aborted'
+        ? `the run was aborted${abortReason === undefined ? '' : ` (${abortReason})`}`
         : reason === 'response_failed'
           ? "the model's response failed before it ended, and this tool starts only after a complete response"
           : reason === 'sibling_failed'
@@ -232,6 +247,7 @@ export class CallRecord implements CallView, CallSlots {
       message,
       reason,
       ...(by ? { byCallId: by.id } : {}),
+      ...(abortReason === undefined ? {} : { abortReason }),
       started: this.started,
     });
   }

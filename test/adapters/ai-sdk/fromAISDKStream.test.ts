@@ -172,8 +172,8 @@ describe('fromAISDKStream with a real streamText call', () => {
         .subscribe({
           next: (result) => seen.push(`result:${result.id}:${result.status}:${result.error?.code ?? ''}`),
           error: (error: unknown) => {
-            seen.push(`error:${(error as Error).message}`);
-            expect(error).toBe(boom);
+            // A SourceError, as run() gives: the model's error is its cause.
+            seen.push(`error:${error instanceof SourceError && error.cause === boom ? 'SourceError: overloaded' : String(error)}`);
             resolve();
           },
           complete: () => resolve(),
@@ -184,7 +184,7 @@ describe('fromAISDKStream with a real streamText call', () => {
       { id: 'call_1', name: 'read_file', args: { path: 'a.txt' } },
       { id: 'call_2', name: 'add', args: new IncompleteArguments('stream_error', '{"a":1,') },
     ]);
-    expect(seen).toEqual(['result:call_1:ok:', 'result:call_2:error:incomplete_args', 'error:overloaded']);
+    expect(seen).toEqual(['result:call_1:ok:', 'result:call_2:error:incomplete_args', 'error:SourceError: overloaded']);
     expect(events).toEqual(['body:call_1:start', 'body:call_1:end']);
 
     // With run(): a SourceError holding both results, caused by the model's error.

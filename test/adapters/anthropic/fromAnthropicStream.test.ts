@@ -221,11 +221,12 @@ describe('fromAnthropicStream: a source that fails midway', () => {
         .pipe(pipeline.operator())
         .subscribe({
           next: (result) => log.push(outline(result)),
-          error: (error: unknown) => (log.push(`error: ${(error as Error).message}`), resolve()),
+          // A SourceError, as run() gives: the stream's error is its cause.
+          error: (error: unknown) => (log.push(`error: ${(error as Error).name}: ${((error as Error).cause as Error).message}`), resolve()),
           complete: () => (log.push('complete'), resolve()),
         });
     });
-    expect(log).toEqual(['toolu_a ok London, UK: 15 °C', 'toolu_b error incomplete_args', 'error: connection reset']);
+    expect(log).toEqual(['toolu_a ok London, UK: 15 °C', 'toolu_b error incomplete_args', 'error: SourceError: connection reset']);
   });
 
   it('an error event in the stream: open calls cut off, then an AnthropicStreamError', async () => {
