@@ -260,19 +260,22 @@ describe('createPipeline().operator', () => {
     });
   const failureOf = (results$: Observable<unknown>) => lastValueFrom(results$).then(() => undefined, (error: unknown) => error);
 
-  it('a failing source errors with a SourceError holding the results of every call received, as run() rejects', async () => {
+  it('a failing source errors with a SourceError counting the results given out; it keeps none of them', async () => {
     const pipeline = createPipeline({ tools: [wait] });
     const seen: string[] = [];
     const failure = await failureOf(failing().pipe(pipeline.operator(), tap((r) => seen.push(r.id))));
     expect(failure).toBeInstanceOf(SourceError);
-    expect((failure as SourceError).results.map((r) => [r.id, r.status])).toEqual([['a', 'ok'], ['b', 'ok']]);
+    // The subscriber had each result already: a long-lived subscription keeps none (issue 24's memory bound).
+    expect((failure as SourceError).results).toEqual([]);
+    expect((failure as SourceError).answered).toBe(2);
+    expect((failure as SourceError).message).toBe('the source of tool calls failed after 2 call(s): stream cut');
     expect((failure as SourceError).cause).toMatchObject({ message: 'stream cut' });
     expect(seen).toEqual(['a', 'b']); // given out before the error, as run() gives them in the error only
-    // Each subscription holds its own results.
+    // Each subscription counts its own.
     const results$ = failing().pipe(pipeline.operator());
     const [one, two] = await Promise.all([failureOf(results$), failureOf(results$)]);
     expect(one).not.toBe(two);
-    expect((two as SourceError).results.map((r) => r.id)).toEqual(['a', 'b']);
+    expect((two as SourceError).answered).toBe(2);
   });
 
   it("a durable turn's DurableTurnError passes through, as in run()", async () => {

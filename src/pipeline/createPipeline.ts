@@ -86,19 +86,20 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return (calls) => defer(() => calls.pipe(resultsOf(tappedStages(signal, new DurableBatch(settings, journaled, turn), turn))));
   };
 
-  // A source error becomes a `SourceError` with the subscription's results, as in `run` and `events`: so
-  // it holds every result it gave out (one push each), for as long as the subscription lives.
+  // A source error becomes a `SourceError`, as in `run` and `events`, but with a count, not the results:
+  // each was emitted downstream already, and a long-lived subscription (one per conversation) must not
+  // keep every result it gave out (issue 24's bounded memory).
   const operator = (runOptions: RunOptions = {}): OperatorFunction<ToolCall, ToolResult> => {
     const operate = runOf(runOptions);
     return (calls) =>
       new Observable<ToolResult>((subscriber) => {
-        const results: ToolResult[] = [];
+        let answered = 0;
         subscribeAsChild(subscriber, operate(calls.pipe(stopWhenAborted(runOptions.signal))), {
           next: (result) => {
-            results.push(result);
+            answered++;
             subscriber.next(result);
           },
-          error: (error: unknown) => subscriber.error(runFailure(error, results)),
+          error: (error: unknown) => subscriber.error(runFailure(error, [], answered)),
           complete: () => subscriber.complete(),
         });
       });
@@ -189,13 +190,14 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 /**
  * What a run fails with: a durable turn's own error — as it is when no result was given out, and always
  * for a lost lease, with the results given out before it — else a `SourceError` holding the results.
+ * `answered` counts the results given out, also when they are not kept (`operator()`).
  */
-function runFailure(error: unknown, results: readonly ToolResult[]): unknown {
+function runFailure(error: unknown, results: readonly ToolResult[], answered = results.length): unknown {
   if (error instanceof DurableTurnError) {
     if (error.code === 'lease_lost') return new DurableTurnError('lease_lost', error.message, { cause: error.cause, results: [...results] });
-    if (results.length === 0) return error;
+    if (answered === 0) return error;
   }
-  return new SourceError(results, error);
+  return new SourceError(results, error, answered);
 }
 
 /** A call of a durable turn: it keeps its own turn (its response) for cancel-rest, or takes the run's. */

@@ -77,10 +77,10 @@ export interface Pipeline {
    * aborted, nothing more is read. Each subscription is a run of its own.
    *
    * When the source errors, the output errors with a {@link SourceError} (after the results of the
-   * calls taken in), as `run` rejects: its `results` are every result of the subscription, so a
-   * long-lived subscription holds them all until it ends. For a conversation, run each turn as a
-   * subscription of its own: `switchTurns` and `queueTurns` do. A durable turn's `DurableTurnError`
-   * passes through as in `run`.
+   * calls taken in), as `run` rejects. Its `results` is empty: the subscriber has had each one, and a
+   * long-lived subscription keeps no result; `answered` counts them. A durable turn's
+   * `DurableTurnError` passes through as in `run`. For a conversation, `switchTurns` and `queueTurns`
+   * run each turn as a subscription of its own.
    */
   operator(options?: RunOptions): OperatorFunction<ToolCall, ToolResult>;
   /**

@@ -63,7 +63,9 @@ export class ConfigError extends TypeError {
 /**
  * `run()` rejects with this when the source of calls errors (a model stream that broke midway), and
  * `operator()` and `events()` error with it. Every call received before the failure still got its
- * result: they are in `results`.
+ * result: `run()` and `events()` give them in `results`; `operator()` has already emitted each one
+ * downstream, so its `results` is empty (a long-lived subscription keeps no result), and `answered`
+ * says how many there were.
  *
  * @example
  * ```ts
@@ -82,11 +84,16 @@ export class SourceError extends Error {
   readonly code = 'source_failed' as const;
 
   constructor(
-    /** The results of every call received before the source failed, in input order. */
+    /**
+     * The results of every call received before the source failed, in input order; empty from
+     * `operator()`, whose subscriber has them already.
+     */
     readonly results: readonly ToolResult[],
     cause: unknown,
+    /** How many calls received before the failure were answered (`results.length`, except from `operator()`). */
+    readonly answered: number = results.length,
   ) {
-    super(`the source of tool calls failed after ${results.length} call(s): ${describeError(cause)}`, { cause });
+    super(`the source of tool calls failed after ${answered} call(s): ${describeError(cause)}`, { cause });
     this.name = 'SourceError';
   }
 }

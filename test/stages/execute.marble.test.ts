@@ -110,11 +110,11 @@ describe('execute stage scheduling (virtual time)', () => {
     });
   });
 
-  it('a source error is forwarded after every received call has its result, as a SourceError holding them', () => {
+  it('a source error is forwarded after every received call has its result, as a SourceError counting them', () => {
     scheduler.run(({ cold, expectObservable }) => {
       const calls = cold('a-#', { a: call('a', 'par', 4) });
-      const failure = catchError((error: unknown) => throwError(() => (error instanceof SourceError ? `SourceError(${error.results.map((r) => r.id)}): ${String(error.cause)}` : error)));
-      expectObservable(calls.pipe(ids(), failure)).toBe('----(a#)', { a: 'a:ok' }, 'SourceError(a): error');
+      const failure = catchError((error: unknown) => throwError(() => (error instanceof SourceError ? `SourceError(${error.answered}): ${String(error.cause)}` : error)));
+      expectObservable(calls.pipe(ids(), failure)).toBe('----(a#)', { a: 'a:ok' }, 'SourceError(1): error');
     });
   });
 
