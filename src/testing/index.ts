@@ -1,0 +1,37 @@
+/**
+ * `toolstream/testing` — property-test your own tools and pipelines: fast-check arbitraries of tool
+ * calls and of whole model streams per provider (valid, fragmented, hostile), scripted streams parsed by
+ * the official SDKs, and a checker of toolstream's invariants you run on your own runs. Needs
+ * `fast-check` 4 (an optional peer dependency: `npm install --save-dev fast-check`); `scriptedStream`
+ * also needs the provider's SDK (`@anthropic-ai/sdk` or `openai`), loaded only when used.
+ *
+ * @example
+ * ```ts
+ * import fc from 'fast-check';
+ * import { fromAnthropicStream } from 'toolstream/anthropic';
+ * import { anthropicStreams, checkInvariants, invariantMonitor, scriptedStream, toolCalls } from 'toolstream/testing';
+ *
+ * const calls = toolCalls({ tools: { read_file: fc.record({ path: fc.string() }) }, hostile: true });
+ * await fc.assert(
+ *   fc.asyncProperty(anthropicStreams({ calls, mode: 'fragmented' }), async (stream) => {
+ *     const monitor = invariantMonitor();
+ *     const pipeline = createPipeline({ tools, execute: [monitor.execute] });
+ *     const received: ToolCall[] = [];
+ *     const results = await pipeline.run(fromAnthropicStream(scriptedStream('anthropic', stream.events)).pipe(tap((c) => received.push(c))));
+ *     expect(checkInvariants({ calls: received, results, log: monitor.log, tools, concurrency: 8 })).toEqual({ ok: true });
+ *   }),
+ * );
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+// Scripted streams: SSE bodies, parsed by the official SDKs
+export { streamedResponse, toSSE } from './scripted/sse.js';
+export type { WireFormat } from './scripted/sse.js';
+export { scriptedStream } from './scripted/scriptedStream.js';
+export type { ScriptedEvent, ScriptedStreamOptions } from './scripted/scriptedStream.js';
+
+// Errors
+export { MissingSdkError, TestingOptionError } from './errors.js';
+export type { TestingError, TestingFunction } from './errors.js';
