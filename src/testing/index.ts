@@ -32,6 +32,16 @@ export type { WireFormat } from './scripted/sse.js';
 export { scriptedStream } from './scripted/scriptedStream.js';
 export type { ScriptedEvent, ScriptedStreamOptions } from './scripted/scriptedStream.js';
 
+// Invariants
+export { checkInvariants } from './invariants/checkInvariants.js';
+export type { InvariantInput } from './invariants/checkInvariants.js';
+export { invariantMonitor } from './invariants/monitor.js';
+export type { InvariantMonitor, MonitorEntry, MonitorLog } from './invariants/monitor.js';
+export type { InvariantReport, InvariantViolation, InvariantViolationCode } from './invariants/violations.js';
+
+// Rate limits: one bucket per scheduler; the default scheduler's is shared by every test
+export { resetRateLimits } from '../tool/schedule/rateLimiter.js';
+
 // Errors
 export { MissingSdkError, TestingOptionError } from './errors.js';
 export type { TestingError, TestingFunction } from './errors.js';
