@@ -26,6 +26,16 @@
  * @packageDocumentation
  */
 
+// Arbitraries: tool calls, and whole model streams per provider
+export { toolCalls } from './arbitraries/toolCalls.js';
+export type { ToolCallsOptions } from './arbitraries/toolCalls.js';
+export { jsonFragments } from './arbitraries/fragments.js';
+export type { JsonFragmentsOptions } from './arbitraries/fragments.js';
+export { anthropicStreams } from './arbitraries/anthropic.js';
+export { chatStreams } from './arbitraries/openaiChat.js';
+export { responsesStreams } from './arbitraries/openaiResponses.js';
+export type { ModelStream, ModelStreamOptions, StreamMode } from './arbitraries/modelStream.js';
+
 // Scripted streams: SSE bodies, parsed by the official SDKs
 export { streamedResponse, toSSE } from './scripted/sse.js';
 export type { WireFormat } from './scripted/sse.js';
