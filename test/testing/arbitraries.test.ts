@@ -1,37 +1,11 @@
 import fc from 'fast-check';
-import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { from, lastValueFrom, toArray, type Observable } from 'rxjs';
+import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { fromAnthropicStream, type AnthropicStreamEvent } from '../../src/adapters/anthropic/index.js';
-import { fromOpenAIChatStream, fromOpenAIResponsesStream } from '../../src/adapters/openai/index.js';
-import { createPipeline, defineTool, type ToolCall } from '../../src/index.js';
-import {
-  anthropicStreams,
-  chatStreams,
-  checkInvariants,
-  jsonFragments,
-  responsesStreams,
-  TestingOptionError,
-  toolCalls,
-  type ModelStream,
-  type ModelStreamOptions,
-  type WireFormat,
-} from '../../src/testing/index.js';
+import { createPipeline, type ToolCall } from '../../src/index.js';
+import { anthropicStreams, chatStreams, checkInvariants, jsonFragments, TestingOptionError, toolCalls } from '../../src/testing/index.js';
+import { adapt, args, STREAMS, tools } from './support.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
-
-const args = {
-  read_file: fc.record({ path: fc.string({ maxLength: 30 }) }),
-  search: fc.record({ q: fc.string({ maxLength: 20 }), n: fc.nat({ max: 50 }) }),
-  none: fc.constant({}),
-};
-const tools = [
-  defineTool({ name: 'read_file', description: 'Read a file', input: z.object({ path: z.string() }), mode: 'parallel', execute: ({ path }) => `contents of ${path}` }),
-  defineTool({ name: 'search', description: 'Search', input: z.object({ q: z.string(), n: z.number().int().nonnegative() }), mode: 'parallel', execute: ({ q }) => [q] }),
-  defineTool({ name: 'none', description: 'No arguments', input: z.object({}), execute: () => 'done' }),
-];
 
 const parses = (text: string) => {
   try {
@@ -91,6 +65,7 @@ describe('toolCalls', () => {
           if (seen.has(call.id)) expect(error?.code).toBe('duplicate_id');
           else if (!Object.hasOwn(args, call.name)) expect(error?.code).toBe('unknown_tool');
           else if (typeof call.args === 'string' && !parses(call.args)) expect(error?.code).toBe('invalid_json');
+          else if (typeof call.args === 'string' && deep(call.args)) expect(['ok', 'invalid_args', 'invalid_json']).toContain(status === 'ok' ? 'ok' : error?.code);
           else expect(['ok', 'invalid_args']).toContain(status === 'ok' ? 'ok' : error?.code);
           seen.add(call.id);
         }
@@ -115,6 +90,7 @@ describe('toolCalls', () => {
     expect(refusal(() => toolCalls({ tools: args, minLength: 5, maxLength: 2 }))).toEqual(['invalid_option', 'toolCalls', 'maxLength']);
     expect(refusal(() => chatStreams({ calls: toolCalls({ tools: args }), mode: 'broken' as never }))).toEqual(['invalid_option', 'chatStreams', 'mode']);
     expect(refusal(() => anthropicStreams({ calls: [] as never }))).toEqual(['invalid_option', 'anthropicStreams', 'calls']);
+    expect(refusal(() => jsonFragments('{}', { maxPieces: 0 }))).toEqual(['invalid_option', 'jsonFragments', 'maxPieces']);
   });
 });
 
@@ -146,26 +122,13 @@ describe('jsonFragments', () => {
   });
 });
 
-const STREAMS: Record<WireFormat, (options: ModelStreamOptions) => fc.Arbitrary<ModelStream<unknown>>> = {
-  anthropic: anthropicStreams,
-  chat: chatStreams,
-  responses: responsesStreams,
-};
-
-/** The adapter over the events as an Observable (no SSE, no SDK parser: the events as objects). */
-function adapt(format: WireFormat, events: readonly unknown[]): Observable<ToolCall> {
-  if (format === 'anthropic') return fromAnthropicStream(from(events as AnthropicStreamEvent[]));
-  if (format === 'chat') return fromOpenAIChatStream(from(events as ChatCompletionChunk[]));
-  return fromOpenAIResponsesStream(from(events as ResponseStreamEvent[]));
-}
-
 describe('the stream arbitraries, as event objects into the adapters', () => {
   for (const format of ['anthropic', 'chat', 'responses'] as const) {
     it(`${format}: valid and fragmented streams give exactly their calls, in their turn`, async () => {
       const streams = fc.constantFrom('valid' as const, 'fragmented' as const).chain((mode) => STREAMS[format]({ calls: toolCalls({ tools: args, hostile: true }), mode }));
       await fc.assert(
         fc.asyncProperty(streams, async (stream) => {
-          const received = await lastValueFrom(adapt(format, stream.events).pipe(toArray()));
+          const received = await lastValueFrom(adapt(format, from(stream.events)).pipe(toArray()));
           expect(received).toEqual(stream.calls);
           for (const call of received) expect(call.turn).toBe(stream.turn);
         }),

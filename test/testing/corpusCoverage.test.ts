@@ -1,25 +1,12 @@
 import fc from 'fast-check';
 import { tap, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { fromAnthropicStream } from '../../src/adapters/anthropic/index.js';
-import { fromOpenAIChatStream, fromOpenAIResponsesStream } from '../../src/adapters/openai/index.js';
-import { createPipeline, defineTool, SourceError, type ToolCall, type ToolResult } from '../../src/index.js';
-import {
-  anthropicStreams,
-  chatStreams,
-  checkInvariants,
-  responsesStreams,
-  scriptedStream,
-  toolCalls,
-  type ModelStream,
-  type ModelStreamOptions,
-  type StreamMode,
-  type WireFormat,
-} from '../../src/testing/index.js';
+import { createPipeline, SourceError, type ToolCall, type ToolResult } from '../../src/index.js';
+import { checkInvariants, scriptedStream, toolCalls, type StreamMode } from '../../src/testing/index.js';
 import { readManifest, readResponses } from '../adapters/corpus/recordings.js';
 import { collect, parsed } from '../adapters/corpus/replay.js';
 import { streamFeatures } from './streamFeatures.js';
+import { adapt, args, STREAMS, tools } from './support.js';
 
 // The stream arbitraries of toolstream/testing against the shared corpus of 79 real recordings
 // (../shared/fixtures/streams/corpus, read in place): every event type and chunk feature a recording
@@ -27,34 +14,6 @@ import { streamFeatures } from './streamFeatures.js';
 // official SDK's SSE parser and the adapter — gives exactly the calls it was generated with.
 
 const NUM_RUNS = Math.max(20, Math.round(Number(process.env.PROPERTY_RUNS ?? 1000) / 10));
-
-const ARBITRARIES: Record<WireFormat, (options: ModelStreamOptions) => fc.Arbitrary<ModelStream<unknown>>> = {
-  anthropic: anthropicStreams,
-  chat: chatStreams,
-  responses: responsesStreams,
-};
-
-function adapt(format: WireFormat, events: readonly unknown[]): Observable<ToolCall> {
-  switch (format) {
-    case 'anthropic':
-      return fromAnthropicStream(scriptedStream('anthropic', events));
-    case 'chat':
-      return fromOpenAIChatStream(scriptedStream('chat', events));
-    case 'responses':
-      return fromOpenAIResponsesStream(scriptedStream('responses', events));
-  }
-}
-
-const args = {
-  read_file: fc.record({ path: fc.string({ maxLength: 30 }) }),
-  search: fc.record({ q: fc.string({ maxLength: 20 }), n: fc.nat({ max: 50 }) }),
-  none: fc.constant({}),
-};
-const tools = [
-  defineTool({ name: 'read_file', description: 'Read a file', input: z.object({ path: z.string() }), mode: 'parallel', execute: ({ path }) => `contents of ${path}` }),
-  defineTool({ name: 'search', description: 'Search', input: z.object({ q: z.string(), n: z.number().int().nonnegative() }), mode: 'parallel', execute: ({ q }) => [q] }),
-  defineTool({ name: 'none', description: 'No arguments', input: z.object({}), execute: () => 'done' }),
-];
 
 /** A run of the calls an adapter emits; `results` as `run()` resolved, or as its `SourceError` holds them. */
 async function run(calls: Observable<ToolCall>): Promise<{ received: ToolCall[]; results: readonly ToolResult[]; sourceError: boolean }> {
@@ -90,7 +49,7 @@ describe('the stream arbitraries cover the corpus of real provider streams', () 
       const generated = new Set<string>();
       const calls = toolCalls({ tools: args, hostile: true });
       for (const mode of ['valid', 'fragmented'] as const) {
-        for (const stream of fc.sample(ARBITRARIES[format]({ calls, mode }), { numRuns: 300, seed: 26 })) {
+        for (const stream of fc.sample(STREAMS[format]({ calls, mode }), { numRuns: 300, seed: 26 })) {
           for (const feature of streamFeatures(format, stream.events)) generated.add(feature);
         }
       }
@@ -105,8 +64,8 @@ describe('generated streams through the SDK parser and the adapter', () => {
     for (const mode of ['valid', 'fragmented'] as const satisfies readonly StreamMode[]) {
       it(`${format}, ${mode}: exactly the generated calls, each answered`, async () => {
         await fc.assert(
-          fc.asyncProperty(ARBITRARIES[format]({ calls: toolCalls({ tools: args, hostile: true }), mode }), async (stream) => {
-            const { received, results, sourceError } = await run(adapt(format, stream.events));
+          fc.asyncProperty(STREAMS[format]({ calls: toolCalls({ tools: args, hostile: true }), mode }), async (stream) => {
+            const { received, results, sourceError } = await run(adapt(format, scriptedStream(format, stream.events)));
             expect(sourceError).toBe(false);
             expect(received).toEqual(stream.calls);
             expect(checkInvariants({ calls: received, results, tools, concurrency: 2 })).toEqual({ ok: true });
@@ -119,8 +78,8 @@ describe('generated streams through the SDK parser and the adapter', () => {
     it(`${format}, hostile: one result per call received, and a SourceError if anything, never a raw stream error`, async () => {
       const seen = { sourceErrors: 0, incomplete: 0, clean: 0 };
       await fc.assert(
-        fc.asyncProperty(ARBITRARIES[format]({ calls: toolCalls({ tools: args, hostile: true }), mode: 'hostile' }), async (stream) => {
-          const { received, results, sourceError } = await run(adapt(format, stream.events));
+        fc.asyncProperty(STREAMS[format]({ calls: toolCalls({ tools: args, hostile: true }), mode: 'hostile' }), async (stream) => {
+          const { received, results, sourceError } = await run(adapt(format, scriptedStream(format, stream.events)));
           expect(checkInvariants({ calls: received, results, tools, concurrency: 2 })).toEqual({ ok: true });
           for (const result of results) expect(typeof result.content).toBe('string');
           if (sourceError) seen.sourceErrors++;

@@ -1,9 +1,17 @@
 import fc from 'fast-check';
+import { TestingOptionError } from '../errors.js';
 
 /** Texts up to this long may be split into one-character pieces (longer ones into at most `maxPieces`). */
 const CHARACTER_PIECES_UP_TO = 256;
 
-/** How `jsonFragments` may split: at most this many pieces besides the empty ones. @default 48 */
+/**
+ * How `jsonFragments` may split a text.
+ *
+ * @example
+ * ```ts
+ * const few: JsonFragmentsOptions = { maxPieces: 4 };
+ * ```
+ */
 export interface JsonFragmentsOptions {
   /** The most pieces a text is cut into (empty pieces not counted). @default 48 */
   readonly maxPieces?: number;
@@ -17,7 +25,9 @@ export interface JsonFragmentsOptions {
  * join back to `text`; where they are cut is what a parser must not depend on.
  *
  * @param text The arguments as JSON text (or any text: a bad one is split the same way).
+ * @param options `maxPieces`.
  * @returns Arrays of at least one piece whose concatenation is `text`.
+ * @throws {TestingOptionError} when `text` is not a string or `maxPieces` not a positive integer.
  *
  * @example
  * ```ts
@@ -29,7 +39,9 @@ export interface JsonFragmentsOptions {
  * ```
  */
 export function jsonFragments(text: string, options: JsonFragmentsOptions = {}): fc.Arbitrary<readonly string[]> {
-  const maxPieces = Math.max(1, Math.floor(options.maxPieces ?? 48));
+  const maxPieces = options.maxPieces ?? 48;
+  if (typeof text !== 'string') throw new TestingOptionError('jsonFragments', 'text', 'a string', text);
+  if (!Number.isInteger(maxPieces) || maxPieces < 1) throw new TestingOptionError('jsonFragments', 'maxPieces', 'a positive integer', maxPieces);
   const shapes: fc.Arbitrary<readonly string[]>[] = [fc.constant([text])];
   if (text.length > 1) {
     if (text.length <= CHARACTER_PIECES_UP_TO && text.length <= maxPieces) shapes.push(fc.constant([...splitCharacters(text)]));

@@ -43,7 +43,8 @@ export interface ToolCallsOptions {
  * - `__proto__` or `constructor.prototype` keys added to valid arguments (JSON text) → validated as
  *   any key is (`ok` or `invalid_args`, as the tool's schema says), and no prototype is polluted;
  * - huge arguments (50–200 KB of text) → `ok` or `invalid_args`, as the schema says;
- * - arguments nested 100–5000 levels deep → `invalid_args` (or `ok` for a schema that takes them);
+ * - arguments nested 100–5000 levels deep → `invalid_args` (`ok` for a schema that takes them), or
+ *   `invalid_json` where they are too deep for the intake to copy;
  * - arguments that are no object (`null`, `42`, `'text'`, `[1, 2]`, as values or JSON text) →
  *   `invalid_args` for an object schema.
  * The hostile arguments are JSON text (a string), as stream adapters hand them over.
