@@ -84,11 +84,13 @@ function messageOf(calls: readonly StreamedCall[], maxPieces: number, quirks: bo
 /**
  * A continuation turn of programmatic tool calling (`vercel-anthropic-programmatic`): the calls come
  * whole in `message_start.message.content`, with their `caller`, and the message stops at once. Only
- * for calls whose arguments are a plain JSON object (that is what `input` holds); otherwise the calls
- * are streamed as blocks.
+ * for calls whose arguments are a small plain JSON object (that is what `input` holds: a value in the
+ * event, where a hostile nesting thousands deep would overflow the stack of whoever serialises it);
+ * otherwise the calls are streamed as blocks.
  */
 function continuation(calls: readonly StreamedCall[]): fc.Arbitrary<ModelStream<Event>> {
-  if (calls.length === 0 || !calls.every((call) => isJsonObject(call.text) && !call.text.includes('__proto__'))) return messageOf(calls, 48, true);
+  const small = (text: string) => text.length <= 10_000 && isJsonObject(text) && !text.includes('__proto__') && nesting(text) <= 32;
+  if (calls.length === 0 || !calls.every((call) => small(call.text))) return messageOf(calls, 48, true);
   return fc.record({ id: token(24), model: fc.constantFrom(...MODELS), tool: token(24) }).map(({ id, model, tool }) => {
     const turn = `msg_01${id}`;
     const caller = { type: 'code_execution_20250825', tool_id: `srvtoolu_01${tool}` };
@@ -96,6 +98,23 @@ function continuation(calls: readonly StreamedCall[]): fc.Arbitrary<ModelStream<
     const events: Event[] = [messageStart(turn, model, content, 'tool_use'), { type: 'message_stop' }];
     return { mode: 'valid', turn, events, calls: calls.map((call) => emitted(call.id, call.name, JSON.parse(call.text) as unknown, turn)) };
   });
+}
+
+/** How deep brackets nest in a JSON text (outside strings). */
+function nesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') deepest = Math.max(deepest, ++depth);
+    else if (c === '}' || c === ']') depth--;
+  }
+  return deepest;
 }
 
 function messageStart(id: string, model: string, content: readonly unknown[], stopReason: string | null): Event {
