@@ -1,7 +1,14 @@
 import { brand } from '../util/brand.js';
 import { describeValue } from '../util/describe.js';
 
-/** The functions of `toolstream/testing` that check what they are given. */
+/**
+ * The functions of `toolstream/testing` that check what they are given (a `TestingOptionError`'s `where`).
+ *
+ * @example
+ * ```ts
+ * const where: TestingFunction = 'checkInvariants';
+ * ```
+ */
 export type TestingFunction =
   | 'toolCalls'
   | 'jsonFragments'
@@ -77,5 +84,14 @@ export class MissingSdkError extends Error {
   }
 }
 
-/** What `toolstream/testing` throws or rejects with, discriminated on `code`. */
+/**
+ * What `toolstream/testing` throws or rejects with, discriminated on `code`.
+ *
+ * @example
+ * ```ts
+ * function explain(error: TestingError): string {
+ *   return error.code === 'sdk_missing' ? `install ${error.packageName}` : `fix ${error.where}'s ${error.option}`;
+ * }
+ * ```
+ */
 export type TestingError = TestingOptionError | MissingSdkError;

@@ -33,28 +33,39 @@ export function logStarts(log: readonly BodyPoint[]): number[] {
 /**
  * Invariants 2 and 3 over bodies in the order they started and ended: at each start, whether more
  * than `concurrency` bodies now run, and whether an exclusive body runs beside another. An end without
- * a start is ignored (a log taken mid-run).
+ * a start is ignored (a log taken mid-run). Constant time per point while nothing is wrong: a run of
+ * many calls is checked in linear time.
  */
 export function overlaps(points: readonly BodyPoint[], concurrency: number): InvariantViolation[] {
   const found: InvariantViolation[] = [];
   /** Running bodies by call index: how many (attempts of one call run one after another), and whether exclusive. */
   const running = new Map<number, { count: number; exclusive: boolean }>();
   let total = 0;
+  /** How many of the calls in `running` are exclusive. */
+  let exclusives = 0;
   for (const point of points) {
     const held = running.get(point.index);
     if (point.type === 'end') {
       if (held === undefined) continue;
       total--;
-      if (--held.count === 0) running.delete(point.index);
+      if (--held.count > 0) continue;
+      running.delete(point.index);
+      if (held.exclusive) exclusives--;
       continue;
     }
-    const others = [...running.keys()].filter((index) => index !== point.index);
-    if (point.exclusive && others.length > 0) found.push(violation({ code: 'exclusive_overlap', index: point.index, overlapping: others }));
-    for (const index of others) {
-      if (running.get(index)!.exclusive) found.push(violation({ code: 'exclusive_overlap', index, overlapping: [point.index] }));
+    const others = running.size - (held === undefined ? 0 : 1);
+    const otherExclusives = exclusives - (held?.exclusive === true ? 1 : 0);
+    if ((point.exclusive && others > 0) || otherExclusives > 0) {
+      const beside = [...running.keys()].filter((index) => index !== point.index);
+      if (point.exclusive && others > 0) found.push(violation({ code: 'exclusive_overlap', index: point.index, overlapping: beside }));
+      for (const index of beside) {
+        if (running.get(index)!.exclusive) found.push(violation({ code: 'exclusive_overlap', index, overlapping: [point.index] }));
+      }
     }
-    if (held === undefined) running.set(point.index, { count: 1, exclusive: point.exclusive });
-    else held.count++;
+    if (held === undefined) {
+      running.set(point.index, { count: 1, exclusive: point.exclusive });
+      if (point.exclusive) exclusives++;
+    } else held.count++;
     total++;
     if (total > concurrency) found.push(violation({ code: 'concurrency_exceeded', index: point.index, running: [...running.keys()], concurrency }));
   }

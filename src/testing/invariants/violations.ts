@@ -31,7 +31,14 @@ export type InvariantViolation =
   | { readonly code: 'started_after_cancel'; readonly index: number; readonly id: string; readonly message: string }
   | { readonly code: 'start_not_reported'; readonly index: number; readonly id: string; readonly status: ResultStatus; readonly message: string };
 
-/** The code of an {@link InvariantViolation}. */
+/**
+ * The code of an {@link InvariantViolation}.
+ *
+ * @example
+ * ```ts
+ * const ordering: InvariantViolationCode[] = ['missing_result', 'duplicate_result', 'out_of_order'];
+ * ```
+ */
 export type InvariantViolationCode = InvariantViolation['code'];
 
 /**
