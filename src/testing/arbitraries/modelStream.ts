@@ -150,7 +150,7 @@ export function isJsonObject(text: string): boolean {
   }
 }
 
-/** `items` with `extra[i]` inserted before position `at[i] % (length + 1)` (positions in the original). */
+/** `items` with each insert placed before the item at `at % (length + 1)` (positions in `items`; at the end for `length`). */
 export function insertAt<T>(items: readonly T[], inserts: readonly { readonly at: number; readonly item: T }[]): T[] {
   const before = new Map<number, T[]>();
   for (const { at, item } of inserts) {
