@@ -11,6 +11,7 @@ export default defineConfig({
     quickjs: 'src/ptc/quickjs/index.ts',
     sqlite: 'src/durable/sqlite/index.ts',
     bullmq: 'src/bullmq/index.ts',
+    testing: 'src/testing/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -98,6 +98,20 @@ describe('the architecture check', () => {
     expect(code).toBe(1);
   });
 
+  it('lets toolstream/testing import the rooms below the engine, and no layer or the engine', () => {
+    const { code, out } = check(tree({
+      ...clean,
+      'tool/rateLimiter.ts': "import type { Call } from '../types/call.js';\nexport const reset = (c: Call) => c;\n",
+      'adapters/anthropic.ts': "import { pool } from '../engine/pool.js';\nexport const adapt = pool;\n",
+      'testing/index.ts': "export { reset } from '../tool/rateLimiter.js';\nexport { first } from '../util/fifo.js';\n",
+      'testing/streams.ts': "import { adapt } from '../adapters/anthropic.js';\nimport { pool } from '../engine/pool.js';\nexport const s = [adapt, pool];\n",
+    }));
+    expect(out).not.toContain('testing/index.ts');
+    expect(out).toContain('imports: "testing/streams.ts -> adapters/anthropic.ts"  (line 1: engine file → layer; testing → adapters;');
+    expect(out).toContain('imports: "testing/streams.ts -> engine/pool.ts"  (line 2: testing → engine; testing may import types, util, stream, tool)');
+    expect(code).toBe(1);
+  });
+
   it('fails a file over 400 lines, not one of 400', () => {
     const { code, out } = check(tree({ 'engine/pool.ts': lines(401), 'engine/attempts.ts': lines(400), 'util/fifo.ts': lines(399) + 'export const y = 2;' }));
     expect(out).toContain('long: "engine/pool.ts" (401 lines)');

@@ -77,7 +77,7 @@ describe('the built package, from the repository', () => {
 
     // Subpath exports, both module systems, sharing one core: a call the Anthropic adapter marks as
     // cut off (an IncompleteArguments from its chunk) is recognised by the main entry's intake.
-    const subpaths = [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime'], ['sqlite', 'sqliteJournal'], ['bullmq', 'redisJournal']];
+    const subpaths = [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime'], ['sqlite', 'sqliteJournal'], ['bullmq', 'redisJournal'], ['testing', 'checkInvariants']];
     for (const [subpath, name] of subpaths) {
       expect(node(['--input-type=module', '-e', `import { ${name} } from 'toolstream/${subpath}'; console.log(typeof ${name})`]).trim()).toBe('function');
       expect(node(['-e', `console.log(typeof require('toolstream/${subpath}').${name})`]).trim()).toBe('function');
@@ -161,8 +161,8 @@ describe('a fresh project that installs the tarball', () => {
     run('npm', ['install', tarball, ...deps, '--prefer-offline', '--no-audit', '--no-fund', '--silent'], app);
   }, 180_000);
 
-  it('the core never imports bullmq or ioredis: only toolstream/bullmq does, and without ioredis it fails naming it', () => {
-    // Every file the core entries load, following their relative imports (the chunks they share).
+  /** The packages every file the core entries load imports, following their relative imports (the chunks they share). */
+  const coreImports = (): { readonly bare: ReadonlySet<string>; readonly files: number } => {
     const dist = path.join(app, 'node_modules', 'toolstream', 'dist');
     const bare = new Set<string>();
     const seen = new Set<string>();
@@ -176,14 +176,32 @@ describe('a fresh project that installs the tarball', () => {
     };
     visit('index.js');
     visit('index.cjs');
-    expect(seen.size).toBeGreaterThan(2); // it found the chunks
-    expect([...bare].filter((name) => /bullmq|ioredis/.test(name))).toEqual([]);
-    expect(readFileSync(path.join(dist, 'bullmq.js'), 'utf8')).toMatch(/from ['"]ioredis['"]/); // the scan does see such an import
-    // Installed without its optional peer, the subpath fails at once, and says what is missing.
-    for (const load of ["import('toolstream/bullmq')", "Promise.resolve().then(() => require('toolstream/bullmq'))"]) {
-      const script = `${load}.then(() => console.log('loaded'), (error) => console.log(error.code, /ioredis/.test(error.message)))`;
+    return { bare, files: seen.size };
+  };
+
+  /** Loading a subpath without its optional peer `missing`, as ESM and as CommonJS: it fails at once, naming it. */
+  const expectFailsWithout = (subpath: string, missing: RegExp) => {
+    for (const load of [`import('toolstream/${subpath}')`, `Promise.resolve().then(() => require('toolstream/${subpath}'))`]) {
+      const script = `${load}.then(() => console.log('loaded'), (error) => console.log(error.code, ${missing}.test(error.message)))`;
       expect(node(['-e', script], app).trim(), load).toMatch(/^ERR_MODULE_NOT_FOUND true$|^MODULE_NOT_FOUND true$/);
     }
+  };
+
+  it('the core never imports bullmq or ioredis: only toolstream/bullmq does, and without ioredis it fails naming it', () => {
+    const { bare, files } = coreImports();
+    expect(files).toBeGreaterThan(2); // it found the chunks
+    expect([...bare].filter((name) => /bullmq|ioredis/.test(name))).toEqual([]);
+    const dist = path.join(app, 'node_modules', 'toolstream', 'dist');
+    expect(readFileSync(path.join(dist, 'bullmq.js'), 'utf8')).toMatch(/from ['"]ioredis['"]/); // the scan does see such an import
+    expectFailsWithout('bullmq', /ioredis/);
+  });
+
+  it('the core never imports fast-check: only toolstream/testing does, and without fast-check it fails naming it', () => {
+    expect([...coreImports().bare].filter((name) => /fast-check/.test(name))).toEqual([]);
+    const dist = path.join(app, 'node_modules', 'toolstream', 'dist');
+    expect(readFileSync(path.join(dist, 'testing.js'), 'utf8')).toMatch(/from ['"]fast-check['"]/); // the scan does see such an import
+    expect(readFileSync(path.join(dist, 'testing.cjs'), 'utf8')).toMatch(/require\(['"]fast-check['"]\)/);
+    expectFailsWithout('testing', /fast-check/);
   });
 
   it('pulls nothing but toolstream, rxjs (with tslib) and zod; the core never loads the QuickJS runtime', () => {
@@ -230,4 +248,22 @@ describe('a fresh project that installs the tarball', () => {
       expect(node([file], bare), file).toBe('ok {"sums":[11,12,13],"total":36}\n');
     }
   }, 60_000);
+
+  // Last: it installs fast-check into the app, which the tests above must not see.
+  it('with fast-check installed, toolstream/testing loads; scriptedStream without the SDK rejects naming the package', () => {
+    run('npm', ['install', `fast-check@${manifest.devDependencies['fast-check']}`, '--prefer-offline', '--no-audit', '--no-fund', '--silent'], app);
+    const parse = (load: string, format: string) => `${load}.then(async (t) => {
+        const streams = t.anthropicStreams({ calls: t.toolCalls({ tools: { read: t.jsonFragments('{}') } }), mode: 'hostile' });
+        try {
+          for await (const event of t.scriptedStream('${format}', [])) console.log(event);
+          console.log('parsed');
+        } catch (error) {
+          console.log(typeof streams.generate, error.code, error.packageName, error instanceof t.MissingSdkError);
+        }
+      })`;
+    for (const load of ["import('toolstream/testing')", "Promise.resolve().then(() => require('toolstream/testing'))"]) {
+      expect(node(['-e', parse(load, 'anthropic')], app).trim(), load).toBe('function sdk_missing @anthropic-ai/sdk true');
+      expect(node(['-e', parse(load, 'chat')], app).trim(), load).toBe('function sdk_missing openai true');
+    }
+  }, 120_000);
 });

@@ -16,7 +16,8 @@ import {
   type OpenAIResponsesTurn,
 } from '../../src/adapters/openai/index.js';
 import { createPipeline, defineTool, toolSchemas, type Pipeline, type ToolResult } from '../../src/index.js';
-import { readManifest, readResponses, replayingFetch, toSSE, type WireFormat } from './corpus/recordings.js';
+import { toSSE } from '../../src/testing/index.js';
+import { readManifest, readResponses, replayingFetch, type WireFormat } from './corpus/recordings.js';
 import { collect, parsed } from './corpus/replay.js';
 import { response, sdkStream, sequence as numbered, toSSE as responsesSSE } from './openai/helpers.js';
 

@@ -41,7 +41,7 @@ const turnOfKey = (key: string) => Number(/^t(\d+)c/.exec(key)![1]);
 /** Routes each body to its turn's own monitor (keys are call ids, `t<turn>c<call>`) and logs its start. */
 class TurnsMonitor extends BodyMonitor {
   readonly turns = new Map<number, BodyMonitor>();
-  constructor(private readonly log: Event[]) {
+  constructor(private readonly events: Event[]) {
     super();
   }
   of(n: number): BodyMonitor {
@@ -52,7 +52,7 @@ class TurnsMonitor extends BodyMonitor {
   override enter(key: string, exclusive: boolean, ctx: ToolContext): void {
     this.started.add(key);
     this.signals.set(key, ctx.signal);
-    this.log.push({ kind: 'start', n: turnOfKey(key), key });
+    this.events.push({ kind: 'start', n: turnOfKey(key), key });
     this.of(turnOfKey(key)).enter(key, exclusive, ctx);
   }
   override exit(key: string, exclusive: boolean): void {

@@ -3,19 +3,25 @@ import { Subject, Subscription, type SchedulerAction, type SchedulerLike } from 
 import { z } from 'zod';
 import { expect } from 'vitest';
 import { createPipeline, defineTool, type AnyTool, type Approver, type Limiter, type OnError, type PrePolicy, type RateLimiter, type ToolCall, type ToolContext, type ToolResult } from '../../src/index.js';
+import { checkInvariants, type MonitorEntry } from '../../src/testing/index.js';
 
-/** Watches tool bodies: who runs, overlaps, starts, and which signals aborted. */
+/**
+ * Watches tool bodies: who runs, overlaps, starts, and which signals aborted; `log` is every start and
+ * end in order, as `invariantMonitor()` of toolstream/testing writes it, for `checkInvariants`.
+ */
 export class BodyMonitor {
   readonly running = new Set<string>();
   readonly started = new Set<string>();
   readonly signals = new Map<string, AbortSignal>();
   readonly violations: string[] = [];
+  readonly log: MonitorEntry[] = [];
+  readonly #entries = new Map<string, Omit<MonitorEntry, 'type'>>();
   maxRunning = 0;
   exclusiveRunning = false;
   /** Set when the test unsubscribed: no body may start after it. */
   closed = false;
 
-  enter(key: string, exclusive: boolean, ctx: ToolContext): void {
+  enter(key: string, exclusive: boolean, ctx: ToolContext, name = key): void {
     if (this.closed) this.violations.push(`${key} started after unsubscribe`);
     if (this.exclusiveRunning) this.violations.push(`${key} started while an exclusive call ran`);
     if (exclusive && this.running.size > 0) this.violations.push(`exclusive ${key} started beside ${[...this.running]}`);
@@ -24,11 +30,16 @@ export class BodyMonitor {
     this.signals.set(key, ctx.signal);
     if (exclusive) this.exclusiveRunning = true;
     this.maxRunning = Math.max(this.maxRunning, this.running.size);
+    const entry = { index: ctx.index, id: ctx.callId, name, exclusive };
+    this.#entries.set(key, entry);
+    this.log.push({ type: 'start', ...entry });
   }
 
   exit(key: string, exclusive: boolean): void {
     this.running.delete(key);
     if (exclusive) this.exclusiveRunning = false;
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) this.log.push({ type: 'end', ...entry });
   }
 }
 
@@ -166,9 +177,9 @@ export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor, limits?: M
       });
     });
 
-  const body = (exclusive: boolean, group?: GroupMonitor) => (args: z.output<typeof callSpec>, ctx: ToolContext) => {
+  const body = (name: string, exclusive: boolean, group?: GroupMonitor) => (args: z.output<typeof callSpec>, ctx: ToolContext) => {
     const { key, steps, outcome } = args;
-    monitor.enter(key, exclusive, ctx);
+    monitor.enter(key, exclusive, ctx, name);
     group?.enter();
     const leave = () => {
       group?.exit();
@@ -212,7 +223,7 @@ export function monitoredTools(s: fc.Scheduler, monitor: BodyMonitor, limits?: M
       ...(timeoutMs ? { timeoutMs } : {}),
       ...(limits?.limiter !== undefined && limits.tools.includes(name as 'par') ? { limit: limits.limiter } : {}),
       ...(limits?.rateLimiter !== undefined && limits.tools.includes(name as 'par') ? { rateLimit: limits.rateLimiter } : {}),
-      execute: body(mode === 'exclusive', limits?.tools.includes(name as 'par') ? limits.group : undefined),
+      execute: body(name, mode === 'exclusive', limits?.tools.includes(name as 'par') ? limits.group : undefined),
     });
   return [tool('par', 'parallel'), tool('ex', 'exclusive'), tool('slow', 'parallel', 5)];
 }
@@ -233,12 +244,17 @@ export const callSpecs = fc.array(
 /** One call of `callSpecs`. */
 export type CallSpec = (typeof callSpecs extends fc.Arbitrary<infer T> ? T : never)[number];
 
-/** Feeds one pipeline's calls, each arrival a scheduler task unless part of a burst; calls alternate two turns. */
-export async function feedCalls(s: fc.Scheduler, tag: string, specs: readonly CallSpec[], calls: Subject<ToolCall>): Promise<void> {
+/**
+ * Feeds one pipeline's calls, each arrival a scheduler task unless part of a burst; calls alternate two
+ * turns. Each call is pushed to `sent` as it is fed.
+ */
+export async function feedCalls(s: fc.Scheduler, tag: string, specs: readonly CallSpec[], calls: Subject<ToolCall>, sent: ToolCall[] = []): Promise<void> {
   for (const [i, spec] of specs.entries()) {
     if (!spec.burst) await s.schedule(Promise.resolve(), `${tag} arrival ${i}`);
     const args = { key: `${tag}${i}`, steps: spec.steps, outcome: spec.outcome };
-    calls.next({ id: `c${i}`, name: spec.name, args, turn: `t${i % 2}` });
+    const call = { id: `c${i}`, name: spec.name, args, turn: `t${i % 2}` };
+    sent.push(call);
+    calls.next(call);
   }
   await s.schedule(Promise.resolve(), `${tag} source completes`);
   calls.complete();
@@ -257,17 +273,21 @@ export function runMonitored(
 ) {
   const monitor = new BodyMonitor();
   const { scheduler, concurrency, onError } = options;
-  const pipeline = createPipeline({ tools: options.tools(monitor), abortGraceMs: Infinity, defaultTimeoutMs: Infinity, scheduler, concurrency, onError });
-  const calls = new Subject<ToolCall>();
+  const tools = options.tools(monitor);
+  const pipeline = createPipeline({ tools, abortGraceMs: Infinity, defaultTimeoutMs: Infinity, scheduler, concurrency, onError });
+  const source = new Subject<ToolCall>();
+  const calls: ToolCall[] = [];
   const results: ToolResult[] = [];
-  const done = new Promise<void>((resolve, reject) => calls.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }));
-  void feedCalls(s, tag, specs, calls);
-  return { monitor, results, done, specs, concurrency };
+  const done = new Promise<void>((resolve, reject) => source.pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), error: reject, complete: resolve }));
+  void feedCalls(s, tag, specs, source, calls);
+  return { monitor, calls, results, done, specs, tools, concurrency };
 }
 
-/** What every run must show: one result per call in order, exclusive calls alone, never more than `concurrency` bodies. */
+/**
+ * What every run must show (toolstream/testing's `checkInvariants`, on the bodies' own log): one result
+ * per call in order, never more than `concurrency` bodies, exclusive calls alone, only admitted calls run.
+ */
 export function expectRunInvariants(run: ReturnType<typeof runMonitored>): void {
-  expect(run.results.map((r) => r.index)).toEqual(run.specs.map((_, i) => i));
-  expect(run.monitor.violations).toEqual([]); // exclusive calls ran alone in their pipeline
-  expect(run.monitor.maxRunning).toBeLessThanOrEqual(run.concurrency);
+  expect(run.results.length).toBe(run.specs.length);
+  expect(checkInvariants({ calls: run.calls, results: run.results, log: run.monitor.log, tools: run.tools, concurrency: run.concurrency })).toEqual({ ok: true });
 }

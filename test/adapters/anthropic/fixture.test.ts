@@ -6,7 +6,7 @@ import { tap } from 'rxjs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fromAnthropicStream, toAnthropicToolResults, type AnthropicStreamEvent } from '../../../src/adapters/anthropic/index.js';
 import { createPipeline, SourceError, type ToolCall } from '../../../src/index.js';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse } from '../../../src/testing/index.js';
 import { ran, settle, weather } from './helpers.js';
 import { withoutTurn } from '../withoutTurn.js';
 

@@ -3,7 +3,7 @@ import { Stream } from '@anthropic-ai/sdk/core/streaming';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fromAnthropicStream, runAnthropicTurn, type AnthropicTurn } from '../../../src/adapters/anthropic/index.js';
 import { createPipeline } from '../../../src/index.js';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse } from '../../../src/testing/index.js';
 import { ran, settle, weather } from './helpers.js';
 
 // A `tool_use` block the stream carries twice is one call: the assistant message must hold its id once

@@ -6,7 +6,7 @@ import { from } from 'rxjs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runAnthropicTurn, type AnthropicStreamEvent } from '../../../src/adapters/anthropic/index.js';
 import { createPipeline, SourceError } from '../../../src/index.js';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse } from '../../../src/testing/index.js';
 import { ev, message, now, ran, toolUse, weather } from './helpers.js';
 
 // The recorded Claude 3.5 Sonnet stream, framed (see fixture.test.ts): a text block, two weather calls.

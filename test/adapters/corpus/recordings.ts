@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse, toSSE, type WireFormat } from '../../../src/testing/index.js';
 
 /**
  * The shared corpus of real provider streams (`../shared/fixtures/streams/corpus`, beside the
@@ -8,7 +8,7 @@ import { streamedResponse } from '../streamedResponse.js';
  */
 export const CORPUS_DIR = fileURLToPath(new URL('../../../../shared/fixtures/streams/corpus/', import.meta.url));
 
-export type WireFormat = 'chat' | 'responses' | 'anthropic';
+export type { WireFormat };
 export type Framing = 'sse' | 'jsonl' | 'json';
 
 /** Where a plain reading of the wire is not the answer (see the corpus README). */
@@ -131,18 +131,6 @@ function splitResponses(format: WireFormat, items: readonly unknown[]): { start:
     }
   });
   return starts.map((start, i) => ({ start, end: starts[i + 1] ?? items.length }));
-}
-
-/** Parsed items as the provider's SSE body (`event:` lines for the formats that have them). */
-export function toSSE(format: WireFormat, items: readonly unknown[]): string {
-  const body = items
-    .map((item) => {
-      const type = isRecord(item) && typeof item['type'] === 'string' ? item['type'] : undefined;
-      const event = format !== 'chat' && type !== undefined ? `event: ${type}\n` : '';
-      return `${event}data: ${JSON.stringify(item)}\n\n`;
-    })
-    .join('');
-  return format === 'chat' ? `${body}data: [DONE]\n\n` : body;
 }
 
 /** A `fetch` that answers every request with the recorded body, for the SDK clients' helper streams. */

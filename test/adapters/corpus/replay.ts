@@ -4,7 +4,7 @@ import type { Observable } from 'rxjs';
 import { fromAnthropicStream, type AnthropicStreamEvent } from '../../../src/adapters/anthropic/index.js';
 import { fromOpenAIChatStream, fromOpenAIResponsesStream } from '../../../src/adapters/openai/index.js';
 import type { ToolCall } from '../../../src/index.js';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse } from '../../../src/testing/index.js';
 import type { RecordedResponse, WireFormat } from './recordings.js';
 import type { Ending } from './expected.js';
 

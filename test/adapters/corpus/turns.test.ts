@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { runAnthropicTurn, type AnthropicStreamEvent, type AnthropicTurn } from '../../../src/adapters/anthropic/index.js';
 import { runOpenAIChatTurn, runOpenAIResponsesTurn, type OpenAIChatTurn, type OpenAIResponsesTurn } from '../../../src/adapters/openai/index.js';
 import { createPipeline, SourceError } from '../../../src/index.js';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse } from '../../../src/testing/index.js';
 import { readManifest, readResponses, type RecordedResponse, type Recording } from './recordings.js';
 import { parsed } from './replay.js';
 

@@ -5,7 +5,7 @@ import { from } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { runOpenAIChatTurn } from '../../../src/adapters/openai/index.js';
 import { SourceError } from '../../../src/index.js';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse } from '../../../src/testing/index.js';
 import { calls, chunk, finish, first, more, recordingTools } from './helpers.js';
 
 describe('runOpenAIChatTurn', () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openAICustomTools, runOpenAIResponsesTurn, toOpenAIResponsesTools } from '../../../src/adapters/openai/index.js';
 import { ConfigError, createPipeline, defineTool } from '../../../src/index.js';
-import { streamedResponse } from '../streamedResponse.js';
+import { streamedResponse } from '../../../src/testing/index.js';
 import { functionCall, recordingTools, response, sequence, toSSE } from './helpers.js';
 
 const text = (id: string, words: string): ResponseOutputMessage => ({
