@@ -5,7 +5,9 @@ import fc from 'fast-check';
 import { lastValueFrom, tap, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createPipeline, resetRateLimits, type ApprovalAnswer, type Approver, type ToolCall, type ToolOutput } from 'toolstream';
+import { createPipeline, resetRateLimits, type ApprovalAnswer, type ToolCall, type ToolOutput } from 'toolstream';
+// For the cast in the skipped approver test, until S2/S3 (i26-chains).
+import type { Approver } from 'toolstream';
 import { fromAnthropicStream } from 'toolstream/anthropic';
 import { anthropicStreams, answerIn, bodyTaking, checkInvariants, invariantMonitor, scriptedStream, statusMarbles, toolCalls } from 'toolstream/testing';
 import { policies, workspaceTools, type Workspace } from './tools.js';
@@ -88,7 +90,9 @@ describe('the workspace tools in virtual time', () => {
 
   it('search keeps its quota: five start at once, the sixth when the first token is back, a second later', () => {
     // A pipeline given the TestScheduler keeps that scheduler's own tokens: the quota the real-time
-    // tests above spent is not this one, and no reset is needed.
+    // tests above spent is not this one, and no reset is needed. (On the default scheduler, this test
+    // would find their tokens spent, due back at real-time milliseconds: a test that keeps the default
+    // scheduler calls resetRateLimits() first.)
     const scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
     scheduler.run(({ cold, expectObservable }) => {
       answer = (value) => bodyTaking(10, value); // each search takes 10 frames
