@@ -46,6 +46,7 @@ export function statusMarbles(): OperatorFunction<ToolResult, string> {
  * scheduler.run(({ cold, expectObservable }) => {
  *   // A human who says yes 30 ms after being asked.
  *   const pipeline = createPipeline({ tools, pre: [askTools(['write_file'])], approve: () => answerIn(30, 'allowed-once'), scheduler });
+ *   const write = { id: 'w', name: 'write_file', args: { path: 'notes.md', text: 'hi' } };
  *   expectObservable(cold('a|', { a: write }).pipe(pipeline.operator(), statusMarbles())).toBe('30ms (a|)', { a: 'w:ok' });
  * });
  * ```
