@@ -18,7 +18,9 @@ export type TestingFunction =
   | 'toSSE'
   | 'streamedResponse'
   | 'scriptedStream'
-  | 'checkInvariants';
+  | 'checkInvariants'
+  | 'answerIn'
+  | 'bodyTaking';
 
 /**
  * An option of a `toolstream/testing` function was wrong: the message names the function, the option,

@@ -1,7 +1,8 @@
 /**
  * `toolstream/testing` — property-test your own tools and pipelines: fast-check arbitraries of tool
  * calls and of whole model streams per provider (valid, fragmented, hostile), scripted streams parsed by
- * the official SDKs, and a checker of toolstream's invariants you run on your own runs. Needs
+ * the official SDKs, a checker of toolstream's invariants you run on your own runs, and helpers for
+ * marble tests (`statusMarbles`, `answerIn`, `bodyTaking`, `resetRateLimits`). Needs
  * `fast-check` 4 (an optional peer dependency: `npm install --save-dev fast-check`); `scriptedStream`
  * also needs the provider's SDK (`@anthropic-ai/sdk` or `openai`), loaded only when used.
  *
@@ -48,6 +49,9 @@ export type { InvariantInput } from './invariants/checkInvariants.js';
 export { invariantMonitor } from './invariants/monitor.js';
 export type { InvariantMonitor, MonitorEntry, MonitorLog } from './invariants/monitor.js';
 export type { InvariantReport, InvariantViolation, InvariantViolationCode } from './invariants/violations.js';
+
+// Marble tests: results as strings, answers and bodies that take virtual frames
+export { answerIn, bodyTaking, statusMarbles } from './marbles.js';
 
 // Rate limits: one bucket per scheduler; the default scheduler's is shared by every test
 export { resetRateLimits } from '../tool/schedule/rateLimiter.js';
