@@ -63,7 +63,7 @@ export class DurableBatch {
     private readonly plan?: ResumePlan,
     private readonly scope?: SubBatchScope,
   ) {
-    const lease = (this.#lease = scope?.lease ?? new LeaseKeeper(durable.store, turn, durable.leaseMs));
+    const lease = (this.#lease = scope?.lease ?? new LeaseKeeper(durable.store, turn, durable.leaseMs, durable.scheduler));
     const key = scope?.key ?? turn;
     const append = async (entries: readonly JournalEntry[]): Promise<void> => {
       if ((await durable.store.append(key, entries, lease.fence())) !== true) throw lease.refused();

@@ -7,6 +7,7 @@ import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { describeError } from '../util/describe.js';
 import { IncompleteArguments } from '../util/incompleteArguments.js';
+import type { MaybeLater } from '../util/later.js';
 import { outcome } from '../util/outcome.js';
 import { isDurableProgram, PROGRAM_JOURNAL } from './durableProgram.js';
 import { DurableTurnError } from './errors.js';
@@ -160,8 +161,8 @@ export class JournalHooks implements CallHooks {
  * the run fails with it, as the writer stays failed and the lease lost.
  */
 function writeAhead({ writer, lease }: JournalOf, journalFailed: (error: unknown) => never): ExecuteMiddleware {
-  // Nothing if the lease is known live (no promise), else the renewal to wait for; throws once it is lost.
-  const startsNow = (): Promise<void> | undefined => lease.ensureHeld();
+  // Nothing if the lease is known live, else the renewal to wait for; throws once it is lost.
+  const startsNow = (): MaybeLater<void> => lease.ensureHeld();
   return function journal(ctx, next) {
     if (ctx.attempt === 1) writer.write({ kind: 'started', index: ctx.index, at: Date.now() });
     return writer.durable().then(startsNow, journalFailed).then(() => next());
