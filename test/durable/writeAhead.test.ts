@@ -1,3 +1,4 @@
+import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, memoryJournal, type AnyTool, type JournalEntry, type JournalStore, type ToolResult } from '../../src/index.js';
@@ -37,6 +38,17 @@ describe('the journal’s `started`, written ahead of the body', () => {
     expect(result).toMatchObject({ status: 'ok', started: true });
     expect(seen).toEqual([['received', 'decided', 'started']]);
     expect(await kindsOf(journal, 't', 0)).toEqual(['received', 'decided', 'started', 'finished']);
+  });
+
+  it('a store that answers at once (memoryJournal): durable before the body too — which starts in the same tick as the call arrives', () => {
+    const journal = memoryJournal();
+    const seen: string[][] = [];
+    const kinds = () => (journal.read('t') as readonly JournalEntry[]).map((entry) => entry.kind);
+    const write = defineTool({ name: 'write', description: 'w', input: z.object({}), execute: () => (seen.push(kinds()), 'wrote') });
+    const subscription = of({ id: 'w', name: 'write', args: {} }).pipe(run(journal, [write]).operator({ turn: 't' })).subscribe();
+    // Synchronously: the lease taken, `received`, `decided` and `started` appended, then the body.
+    expect(seen).toEqual([['received', 'decided', 'started']]);
+    subscription.unsubscribe();
   });
 
   it('a store that fails to write it: the body never runs, the call fails closed at the execute stage, the run with journal_failed', async () => {
