@@ -2,7 +2,8 @@ import { finalize, map, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool, memoryJournal, type JournalStore } from '../../src/index.js';
+import { createPipeline, defineTool } from '../../src/index.js';
+import { spiedJournal, type Renewal } from '../support/spiedJournal.js';
 
 // Issue 26's acceptance: a durable turn's lease renewal on a virtual scheduler, exact frames, no real
 // time. `leaseMs: 300` renews every 100 frames; the body is `timer(ms)` on the test's scheduler. The
@@ -11,30 +12,10 @@ import { createPipeline, defineTool, memoryJournal, type JournalStore } from '..
 
 const SECRET = 'a test secret that is long enough to sign with';
 
-type Renewal = 'renew' | 'refuse' | 'throw';
-
 /** A turn on a fresh TestScheduler: the pipeline, a spy over its journal, and what the body saw. */
 function turnOn(bodyMs: number, answer: (frame: number) => Renewal = () => 'renew') {
   const scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-  const journal = memoryJournal();
-  const renewals: number[] = [];
-  const releases: number[] = [];
-  const blip = new Error('store blip');
-  const store: JournalStore = {
-    ...journal,
-    renew(lease, ms) {
-      const frame = scheduler.now();
-      renewals.push(frame);
-      // Past frame 5000 a renewal is refused: a broken test ends (the lease lost) instead of renewing forever.
-      const given = frame > 5_000 ? 'refuse' : answer(frame);
-      if (given === 'throw') throw blip;
-      return given === 'refuse' ? false : journal.renew(lease, ms);
-    },
-    release(lease) {
-      releases.push(scheduler.now());
-      return journal.release(lease);
-    },
-  };
+  const { journal, store, renewals, releases, blip } = spiedJournal(scheduler, answer);
   const body: { abortedAt?: number; endedAt?: number; abortedAtEnd?: boolean } = {};
   const slow = defineTool({
     name: 'slow',

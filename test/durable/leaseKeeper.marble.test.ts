@@ -4,36 +4,17 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DurableTurnError } from '../../src/durable/errors.js';
 import { LeaseKeeper } from '../../src/durable/leaseKeeper.js';
 import { memoryJournal, type JournalStore } from '../../src/index.js';
+import { spiedJournal } from '../support/spiedJournal.js';
 
 // The lease keeper on a virtual scheduler: renewal rounds every leaseMs / 3 frames (300 → 100), its
 // own belief (`liveUntil`) on the scheduler's clock; the store's expiry stays the store's (wall clock).
 
 const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
-type Renewal = 'renew' | 'refuse' | 'throw';
-
-/** `memoryJournal()`, its `renew` recorded at the scheduler's frame and answered as `answer(frame)` says. */
-function spiedStore(scheduler: TestScheduler, answer: (frame: number) => Renewal = () => 'renew') {
-  const journal = memoryJournal();
-  const renewals: number[] = [];
-  const blip = new Error('store blip');
-  const store: JournalStore = {
-    ...journal,
-    renew(lease, ms) {
-      const frame = scheduler.now();
-      renewals.push(frame);
-      const given = answer(frame);
-      if (given === 'throw') throw blip;
-      return given === 'refuse' ? false : journal.renew(lease, ms);
-    },
-  };
-  return { store, renewals, blip };
-}
-
 describe('LeaseKeeper on a virtual scheduler', () => {
   it('takes the lease at once on a synchronous store, renews it every round at exact frames, and stops at release', () => {
     const scheduler = newScheduler();
-    const { store, renewals } = spiedStore(scheduler);
+    const { store, renewals } = spiedJournal(scheduler);
     scheduler.run(() => {
       const keeper = new LeaseKeeper(store, 't', 300, scheduler);
       expect(keeper.acquire()).toBe(true); // a plain value: no promise, no tick
@@ -45,7 +26,7 @@ describe('LeaseKeeper on a virtual scheduler', () => {
 
   it('a renewal the store refuses loses the lease at that frame: listeners told once, every write fenced off', () => {
     const scheduler = newScheduler();
-    const { store, renewals } = spiedStore(scheduler, (frame) => (frame === 200 ? 'refuse' : 'renew'));
+    const { store, renewals } = spiedJournal(scheduler, (frame) => (frame === 200 ? 'refuse' : 'renew'));
     const lost: [number, DurableTurnError][] = [];
     let keeper!: LeaseKeeper;
     scheduler.run(() => {
@@ -64,7 +45,7 @@ describe('LeaseKeeper on a virtual scheduler', () => {
 
   it('renewals that fail (a store blip) are tried every round; the lease is lost when now >= liveUntil', () => {
     const scheduler = newScheduler();
-    const { store, renewals, blip } = spiedStore(scheduler, () => 'throw');
+    const { store, renewals, blip } = spiedJournal(scheduler, () => 'throw');
     const lost: [number, DurableTurnError][] = [];
     scheduler.run(() => {
       const keeper = new LeaseKeeper(store, 't', 300, scheduler);
@@ -78,7 +59,7 @@ describe('LeaseKeeper on a virtual scheduler', () => {
 
   it('a renewal that succeeds after a blip moves liveUntil on: reckoned from its send frame', () => {
     const scheduler = newScheduler();
-    const { store, renewals } = spiedStore(scheduler, (frame) => (frame === 100 || frame === 200 ? 'throw' : frame >= 600 ? 'refuse' : 'renew'));
+    const { store, renewals } = spiedJournal(scheduler, (frame) => (frame === 100 || frame === 200 ? 'throw' : frame >= 600 ? 'refuse' : 'renew'));
     const lost: number[] = [];
     scheduler.run(() => {
       const keeper = new LeaseKeeper(store, 't', 300, scheduler);
@@ -92,7 +73,7 @@ describe('LeaseKeeper on a virtual scheduler', () => {
 
   it('ensureHeld: nothing while the last good renewal is under a round old; else it renews first — at once on a synchronous store', () => {
     const scheduler = newScheduler();
-    const { store, renewals } = spiedStore(scheduler, (frame) => (frame === 100 || frame === 200 ? 'throw' : 'renew'));
+    const { store, renewals } = spiedJournal(scheduler, (frame) => (frame === 100 || frame === 200 ? 'throw' : 'renew'));
     const held: [number, unknown][] = [];
     scheduler.run(() => {
       const keeper = new LeaseKeeper(store, 't', 300, scheduler);
@@ -107,7 +88,7 @@ describe('LeaseKeeper on a virtual scheduler', () => {
 
   it('ensureHeld once the lease is lost throws the lease_lost error', () => {
     const scheduler = newScheduler();
-    const { store } = spiedStore(scheduler, () => 'refuse');
+    const { store } = spiedJournal(scheduler, () => 'refuse');
     scheduler.run(() => {
       const keeper = new LeaseKeeper(store, 't', 300, scheduler);
       keeper.acquire();
