@@ -2,6 +2,7 @@ import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
 import { runInOrder, runStages } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
 import type { BatchOptions } from '../engine/pool/batchOptions.js';
+import { isWallClock } from '../stream/clock.js';
 import { holdUntil } from '../stream/holdUntil.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { CallView } from '../types/callView.js';
@@ -67,12 +68,14 @@ export class DurableBatch {
   ) {
     const lease = (this.#lease = scope?.lease ?? new LeaseKeeper(durable.store, turn, durable.leaseMs, durable.scheduler));
     const key = scope?.key ?? turn;
-    // At once when the store answers at once: the writer then makes entries durable synchronously.
+    // At once when the store answers at once.
     const append = (entries: readonly JournalEntry[]): MaybeLater<void> =>
       thenOrNow(durable.store.append(key, entries, lease.fence()), (appended) => {
         if (appended !== true) throw lease.refused();
       });
-    const writer = (this.#writer = new JournalWriter(append, scope === undefined ? undefined : (position) => scope.slotOf(position)));
+    // On a virtual clock the writer cannot wait for a tick (real time): each durable() appends at once.
+    const slotOf = scope === undefined ? undefined : (position: number) => scope.slotOf(position);
+    const writer = (this.#writer = new JournalWriter(append, slotOf, !isWallClock(durable.scheduler)));
     const signal = () => this.#signal;
     const programJournal = (call: CallView) => this.#programJournal(call);
     this.#journal = new JournalHooks({ turn, plan, scope, writer, lease, signal, programJournal, suspend: (call) => this.#suspend(call) });

@@ -31,10 +31,10 @@ function asyncStore() {
   return { appends, answers, append, overlapped: () => overlapped };
 }
 
-describe('JournalWriter on a store that answers at once', () => {
+describe('JournalWriter `atOnce` (a virtual clock) on a store that answers at once', () => {
   it('durable() appends what is queued now and answers undefined: done, synchronously', () => {
     const store = syncStore();
-    const writer = new JournalWriter(store.append);
+    const writer = new JournalWriter(store.append, undefined, true);
     writer.write(started(0));
     writer.write(started(1));
     expect(writer.durable()).toBeUndefined();
@@ -43,7 +43,7 @@ describe('JournalWriter on a store that answers at once', () => {
 
   it('nothing queued: undefined, and no append', async () => {
     const store = syncStore();
-    const writer = new JournalWriter(store.append);
+    const writer = new JournalWriter(store.append, undefined, true);
     expect(writer.durable()).toBeUndefined();
     writer.write(started(0));
     writer.durable();
@@ -54,7 +54,7 @@ describe('JournalWriter on a store that answers at once', () => {
 
   it('entries nobody asked to be durable go in one append a microtask later', async () => {
     const store = syncStore();
-    const writer = new JournalWriter(store.append);
+    const writer = new JournalWriter(store.append, undefined, true);
     writer.write(started(0));
     writer.write(started(1));
     expect(store.appends).toEqual([]);
@@ -65,10 +65,14 @@ describe('JournalWriter on a store that answers at once', () => {
   it('an append that throws fails the writer: this durable() and every later one reject with that error, at once', () => {
     const disk = new Error('disk full');
     const appends: number[][] = [];
-    const writer = new JournalWriter((entries) => {
-      appends.push(indexes(entries));
-      throw disk;
-    });
+    const writer = new JournalWriter(
+      (entries) => {
+        appends.push(indexes(entries));
+        throw disk;
+      },
+      undefined,
+      true,
+    );
     writer.write(started(0));
     const failed = writer.durable();
     expect(failed).toBeInstanceOf(Later);
@@ -82,11 +86,46 @@ describe('JournalWriter on a store that answers at once', () => {
 
   it('keeps the index a sub-batch maps its calls to', () => {
     const store = syncStore();
-    const writer = new JournalWriter(store.append, (index) => index + 10);
+    const writer = new JournalWriter(store.append, (index) => index + 10, true);
     writer.write(started(0));
     writer.write({ kind: 'ended', at: 0 });
     writer.durable();
     expect(store.appends).toEqual([[10, -1]]);
+  });
+});
+
+describe('JournalWriter on a real clock: batched per tick', () => {
+  it('a store that answers at once: durable() waits for the tick, and what the tick brought goes in one append', async () => {
+    const store = syncStore();
+    const writer = new JournalWriter(store.append);
+    writer.write(started(0));
+    const first = writer.durable();
+    writer.write(started(1));
+    const second = writer.durable();
+    expect(first).toBeInstanceOf(Later);
+    expect(second).toBe(first);
+    expect(store.appends).toEqual([]);
+    let done = false;
+    (first as Later<void>).then(() => (done = true));
+    await Promise.resolve();
+    expect(store.appends).toEqual([[0, 1]]);
+    expect(done).toBe(true);
+    expect(writer.durable()).toBeUndefined();
+  });
+
+  it('a failed append: what waited for the tick rejects, and nothing is appended after', async () => {
+    const disk = new Error('disk full');
+    const appends: number[][] = [];
+    const writer = new JournalWriter((entries) => {
+      appends.push(indexes(entries));
+      throw disk;
+    });
+    writer.write(started(0));
+    await expect(Promise.resolve(writer.durable())).rejects.toBe(disk);
+    writer.write(started(1));
+    await expect(Promise.resolve(writer.durable())).rejects.toBe(disk);
+    await tick();
+    expect(appends).toEqual([[0]]);
   });
 });
 
@@ -101,9 +140,9 @@ describe('JournalWriter on a store that answers later', () => {
     expect(store.appends).toEqual([[0, 1, 2]]);
   });
 
-  it('durable() resolves once the store answered; what is written meanwhile goes in one append right after, never overlapping', async () => {
+  it('`atOnce`: durable() resolves once the store answered; what is written meanwhile goes in one append right after, never overlapping', async () => {
     const store = asyncStore();
-    const writer = new JournalWriter(store.append);
+    const writer = new JournalWriter(store.append, undefined, true);
     writer.write(started(0));
     const first = writer.durable();
     expect(first).toBeInstanceOf(Later);
@@ -132,7 +171,7 @@ describe('JournalWriter on a store that answers later', () => {
 
   it('a rejected append fails the writer: what waited for it rejects, and so does every later durable()', async () => {
     const store = asyncStore();
-    const writer = new JournalWriter(store.append);
+    const writer = new JournalWriter(store.append, undefined, true);
     writer.write(started(0));
     const first = Promise.resolve(writer.durable());
     writer.write(started(1));
