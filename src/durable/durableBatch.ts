@@ -2,6 +2,7 @@ import { defer, finalize, Observable, tap, type OperatorFunction } from 'rxjs';
 import { runInOrder, runStages } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
 import type { BatchOptions } from '../engine/pool/batchOptions.js';
+import { isWallClock } from '../stream/clock.js';
 import { holdUntil } from '../stream/holdUntil.js';
 import type { PipelineSettings } from '../engine/settings.js';
 import type { CallView } from '../types/callView.js';
@@ -10,6 +11,7 @@ import type { JournalEntry } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { ToolResult } from '../types/toolResult.js';
+import { Later, thenOrNow, type MaybeLater } from '../util/later.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
 import { JournalHooks } from './journalHooks.js';
@@ -48,7 +50,8 @@ export class DurableBatch {
   readonly #writer: JournalWriter;
   /** The journal's call hooks. */
   readonly #journal: JournalHooks;
-  #closed: Promise<void> = Promise.resolve();
+  /** The subscription ended and the lease was given up (undefined: at once, or no subscription yet). */
+  #closed: MaybeLater<void> = undefined;
   /** The subscription ended: what its programs' sub-calls still do is not journaled (see `ProgramCall.ended`). */
   #ended = false;
   /** The subscription completed: every call of the run has its result. */
@@ -63,12 +66,16 @@ export class DurableBatch {
     private readonly plan?: ResumePlan,
     private readonly scope?: SubBatchScope,
   ) {
-    const lease = (this.#lease = scope?.lease ?? new LeaseKeeper(durable.store, turn, durable.leaseMs));
+    const lease = (this.#lease = scope?.lease ?? new LeaseKeeper(durable.store, turn, durable.leaseMs, durable.scheduler));
     const key = scope?.key ?? turn;
-    const append = async (entries: readonly JournalEntry[]): Promise<void> => {
-      if ((await durable.store.append(key, entries, lease.fence())) !== true) throw lease.refused();
-    };
-    const writer = (this.#writer = new JournalWriter(append, scope === undefined ? undefined : (position) => scope.slotOf(position)));
+    // At once when the store answers at once.
+    const append = (entries: readonly JournalEntry[]): MaybeLater<void> =>
+      thenOrNow(durable.store.append(key, entries, lease.fence()), (appended) => {
+        if (appended !== true) throw lease.refused();
+      });
+    // On a virtual clock the writer cannot wait for a tick (real time): each durable() appends at once.
+    const slotOf = scope === undefined ? undefined : (position: number) => scope.slotOf(position);
+    const writer = (this.#writer = new JournalWriter(append, slotOf, !isWallClock(durable.scheduler)));
     const signal = () => this.#signal;
     const programJournal = (call: CallView) => this.#programJournal(call);
     this.#journal = new JournalHooks({ turn, plan, scope, writer, lease, signal, programJournal, suspend: (call) => this.#suspend(call) });
@@ -76,46 +83,61 @@ export class DurableBatch {
 
   /**
    * Takes the turn's lease (and, for a first run, checks that the turn is new); it is renewed from then on.
-   * @throws {DurableTurnError} `turn_leased` or `turn_exists`.
+   * At once when the store answers at once; never throws — a failure is a rejected `Later`.
+   * @throws {DurableTurnError} `turn_leased` or `turn_exists` (as the rejection).
    */
-  private async open(): Promise<void> {
+  private open(): MaybeLater<void> {
     const { store } = this.durable;
-    if (!(await this.#lease.acquire())) {
-      throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} is being driven by another process (its lease is live); try again once it ends.`);
-    }
-    if (this.plan === undefined && (await store.read(this.turn)).length > 0) {
-      await this.#lease.release();
-      throw new DurableTurnError('turn_exists', `Turn ${JSON.stringify(this.turn)} has run already: resume it (pipeline.resume) instead of running it again.`);
-    }
-    // A resume was planned before its lease: another process may have driven the turn in between.
-    if (this.plan !== undefined && (await store.read(this.turn)).length !== this.plan.entries) {
-      await this.#lease.release();
-      throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} was driven by another process while this resume was being planned; resume it again.`);
+    const refuse = (error: DurableTurnError) => thenOrNow(this.#lease.release(), () => Later.rejected<void>(error));
+    try {
+      return thenOrNow(this.#lease.acquire(), (acquired) => {
+        if (!acquired) {
+          throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} is being driven by another process (its lease is live); try again once it ends.`);
+        }
+        return thenOrNow(store.read(this.turn), ({ length }) => {
+          if (this.plan === undefined && length > 0) {
+            return refuse(new DurableTurnError('turn_exists', `Turn ${JSON.stringify(this.turn)} has run already: resume it (pipeline.resume) instead of running it again.`));
+          }
+          // A resume was planned before its lease: another process may have driven the turn in between.
+          if (this.plan !== undefined && length !== this.plan.entries) {
+            return refuse(new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} was driven by another process while this resume was being planned; resume it again.`));
+          }
+          return undefined;
+        });
+      });
+    } catch (error) {
+      return Later.rejected(error);
     }
   }
 
   /**
    * Marks the turn ended if every call got its result, then gives the lease up at once, so another
-   * request can resume the turn right after. Never throws: the run's own outcome is what the caller hears.
+   * request can resume the turn right after. Never fails: the run's own outcome is what the caller hears.
    */
-  private async close(): Promise<void> {
-    if (this.#completed && !this.#lease.lost) {
-      try {
-        this.#writer.write(await this.#endedEntry());
-        await this.#writer.durable();
-      } catch {
-        // Not marked ended: the turn is only kept longer (prune skips it), and a resume marks it.
-      }
+  private close(): MaybeLater<void> {
+    const release = () => this.#lease.release();
+    if (!this.#completed || this.#lease.lost) return release();
+    let ended: MaybeLater<void>;
+    try {
+      ended = thenOrNow(this.#endedEntry(), (entry) => {
+        this.#writer.write(entry);
+        return this.#writer.durable();
+      });
+    } catch {
+      ended = undefined;
     }
-    await this.#lease.release();
+    // Not marked ended if that failed: the turn is only kept longer (prune skips it), and a resume marks it.
+    return ended instanceof Later ? ended.then(release, release) : release();
   }
 
   /** The turn's `ended` entry: with calls still suspended, until when the last of their approvals can be answered. */
-  async #endedEntry(): Promise<JournalEntry> {
+  #endedEntry(): MaybeLater<JournalEntry> {
     const at = Date.now();
     if (!this.#journal.suspended) return { kind: 'ended', at };
-    const open = openApprovals(foldTurn(await this.durable.store.read(this.turn)));
-    return open.length === 0 ? { kind: 'ended', at } : { kind: 'ended', at, suspendedUntil: Math.max(...open.map((approval) => approval.expiresAt)) };
+    return thenOrNow(this.durable.store.read(this.turn), (entries) => {
+      const open = openApprovals(foldTurn(entries));
+      return open.length === 0 ? { kind: 'ended', at } : { kind: 'ended', at, suspendedUntil: Math.max(...open.map((approval) => approval.expiresAt)) };
+    });
   }
 
   /**
@@ -140,18 +162,24 @@ export class DurableBatch {
           if (closing) return;
           closing = true;
           this.#ended = true;
-          this.#closed = opened.then(() => this.close(), () => undefined);
+          // Not opened (`turn_leased`, `turn_exists`, the store's error): there is nothing to close.
+          this.#closed = opened instanceof Later ? opened.then(() => this.close(), () => undefined) : this.close();
         };
         return this.#untilLeaseLost(results).pipe(tap({ complete: close, error: close }), finalize(close));
       });
   }
 
-  /** The results until the lease is lost: then the output fails with `lease_lost`, and unsubscribing the stages aborts every body in flight. */
+  /**
+   * The results until the lease is lost: then the output fails with `lease_lost`, and unsubscribing the
+   * stages aborts every body in flight. Unsubscribed, the batch has ended *before* the stages are torn
+   * down: a program's sub-calls that the teardown cancels are then not journaled (a store that appends
+   * at once would otherwise record them `cancelled` — a resume must find them started, not finished).
+   */
   #untilLeaseLost(results: Observable<ToolResult>): Observable<ToolResult> {
     return new Observable<ToolResult>((subscriber) => {
-      const subscription = results.subscribe(subscriber);
+      subscriber.add(() => (this.#ended = true)); // first: the stages' teardown is added to `subscriber` after it
+      results.subscribe(subscriber);
       this.#lease.onLost((error) => subscriber.error(error));
-      return subscription;
     });
   }
 
@@ -170,7 +198,7 @@ export class DurableBatch {
 
   /** Resolves once the subscription ended and the lease was given up. */
   get closed(): Promise<void> {
-    return this.#closed;
+    return Promise.resolve(this.#closed);
   }
 
   #settings(): PipelineSettings {

@@ -1,3 +1,4 @@
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { ConfigError } from '../util/errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../util/validate.js';
 import type { JournalStore } from '../types/journal.js';
@@ -18,10 +19,11 @@ export interface DurableOptions {
 }
 
 /**
- * The durability settings, or `undefined` without a journal. Eager, like every option.
+ * The durability settings, or `undefined` without a journal. Eager, like every option. `scheduler` is
+ * the pipeline's (validated with the other options): the lease is renewed on it.
  * @throws {ConfigError} naming the first bad option.
  */
-export function resolveDurable(options: DurableOptions): DurableSettings | undefined {
+export function resolveDurable(options: DurableOptions & { readonly scheduler?: SchedulerLike }): DurableSettings | undefined {
   const fail = (option: string, expected: string, received: unknown): never => {
     throw new ConfigError('createPipeline', option, expected, received);
   };
@@ -43,5 +45,5 @@ export function resolveDurable(options: DurableOptions): DurableSettings | undef
   if (secretBytes < 32) fail('approvalSecret', 'a string or Uint8Array of at least 32 bytes (it signs approval tokens; keep it secret)', approvalSecret === undefined ? undefined : '(too short)');
   if (typeof approvalTtlMs !== 'number' || !Number.isFinite(approvalTtlMs) || approvalTtlMs <= 0) fail('approvalTtlMs', 'a positive number of milliseconds', approvalTtlMs);
   if (!isPositiveDuration(leaseMs)) fail('leaseMs', `1 to ${MAX_TIMER_MS} milliseconds`, leaseMs);
-  return { store: journal, tokens: new ApprovalTokens(approvalSecret!), approvalTtlMs, leaseMs };
+  return { store: journal, tokens: new ApprovalTokens(approvalSecret!), approvalTtlMs, leaseMs, scheduler: options.scheduler ?? asyncScheduler };
 }

@@ -7,6 +7,7 @@ import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { describeError } from '../util/describe.js';
 import { IncompleteArguments } from '../util/incompleteArguments.js';
+import type { MaybeLater } from '../util/later.js';
 import { outcome } from '../util/outcome.js';
 import { isDurableProgram, PROGRAM_JOURNAL } from './durableProgram.js';
 import { DurableTurnError } from './errors.js';
@@ -49,8 +50,9 @@ export interface JournalOf {
  *   unrecorded, nor once another process took the turn (else the call fails closed, its body unrun);
  * - `approvalAnswered`: the answer, unless a resume's answer journals itself;
  * - `suspend`: the approver suspended the call: its `approval_pending` entry with a signed token;
- * - `finished`: the `finished` entry, durable before the result is given out: the hook's promise holds
- *   the result; a store failure fails the run (`journal_failed`; a lost lease stays `lease_lost`).
+ * - `finished`: the `finished` entry, durable before the result is given out: the hook's `Later` holds
+ *   the result (nothing when the store appended it at once); a store failure fails the run
+ *   (`journal_failed`; a lost lease stays `lease_lost`).
  *
  * @example
  * ```ts
@@ -104,7 +106,7 @@ export class JournalHooks implements CallHooks {
     return this.journal.suspend(call);
   }
 
-  finished(result: ToolResult): Promise<void> {
+  finished(result: ToolResult): MaybeLater<void> {
     if (result.status === 'suspended') this.suspended = true;
     else if (this.journal.plan?.journaled.get(result.index)?.finished === undefined) {
       this.journal.writer.write({ kind: 'finished', index: result.index, result: journaledResult(result), at: Date.now() });
@@ -112,9 +114,13 @@ export class JournalHooks implements CallHooks {
     return this.flush();
   }
 
-  /** Everything written is durable; a store failure becomes a `journal_failed` error (a lost lease stays `lease_lost`). */
-  flush(): Promise<void> {
-    return this.journal.writer.durable().catch(this.#journalFailed);
+  /**
+   * Everything written is durable: nothing to wait for when it is already, or the store appended it at
+   * once; else a `Later`. A store failure becomes a `journal_failed` error (a lost lease stays `lease_lost`).
+   */
+  flush(): MaybeLater<void> {
+    const durable = this.journal.writer.durable();
+    return durable === undefined ? undefined : durable.then(undefined, this.#journalFailed);
   }
 
   readonly #leaseHeld = (): boolean => !this.journal.lease.lost;
@@ -158,12 +164,17 @@ export class JournalHooks implements CallHooks {
  * lease starts nothing). Only then `next()`: the body runs. A store failure (`journal_failed`) or a lost
  * lease (`lease_lost`) is the middleware's own failure, so the call fails closed without its body — and
  * the run fails with it, as the writer stays failed and the lease lost.
+ *
+ * With a store that answers at once and a lease known live it returns `next()` itself, synchronously:
+ * nothing between the chain and the body waits (a marble test's virtual time reaches the body).
  */
 function writeAhead({ writer, lease }: JournalOf, journalFailed: (error: unknown) => never): ExecuteMiddleware {
-  // Nothing if the lease is known live (no promise), else the renewal to wait for; throws once it is lost.
-  const startsNow = (): Promise<void> | undefined => lease.ensureHeld();
+  // Nothing if the lease is known live, else the renewal to wait for; throws once it is lost.
+  const startsNow = (): MaybeLater<void> => lease.ensureHeld();
   return function journal(ctx, next) {
     if (ctx.attempt === 1) writer.write({ kind: 'started', index: ctx.index, at: Date.now() });
-    return writer.durable().then(startsNow, journalFailed).then(() => next());
+    const durable = writer.durable();
+    const held = durable === undefined ? startsNow() : durable.then(startsNow, journalFailed);
+    return held === undefined ? next() : held.then(() => next());
   };
 }

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { isWallClock } from '../stream/clock.js';
 import { describeError, describeValue } from '../util/describe.js';
+import { isThenable, Later, thenOrNow, type MaybeLater } from '../util/later.js';
 import type { JournalStore, TurnLease } from '../types/journal.js';
 import { DurableTurnError } from './errors.js';
 
@@ -20,14 +23,26 @@ import { DurableTurnError } from './errors.js';
  *
  * Expiry is reckoned from the moment a renewal was *sent*, on this process's clock, so this process
  * never believes its lease lives longer than the store does (with clocks that agree).
+ *
+ * **Clocks.** The renewal rounds and this process's belief (`liveUntil`, the send times) follow the
+ * pipeline's `scheduler`: on a real-time one the rounds are a `setInterval` that does not keep the
+ * process alive, on a virtual one (a `TestScheduler`) they are scheduled actions, so a marble test sees
+ * them at exact frames. The expiry the *store* keeps is its own (`Date.now()` in the stores shipped):
+ * other processes read it, so it stays on the wall clock — in a virtual test it never passes during the
+ * run, and a takeover by another process is not something a marble test can show.
+ *
+ * **Synchronous when the store is.** `acquire`, the renewals and `release` answer with a plain value
+ * when the store does (`memoryJournal`, `sqliteJournal`), else with a `Later`.
  */
 export class LeaseKeeper {
   readonly owner = randomUUID();
   #lease: TurnLease | undefined;
   /** Until when the lease is known to be live: the send time of the last renewal (or take) that succeeded, plus `leaseMs`. */
   #liveUntil = 0;
-  #renewal: ReturnType<typeof setInterval> | undefined;
-  #renewing: Promise<boolean> | undefined;
+  /** Stops the renewal rounds; undefined while none run. */
+  #stopRenewal: (() => void) | undefined;
+  /** The renewal in flight, with a store that answers later. */
+  #renewing: Later<boolean> | undefined;
   #lost: DurableTurnError | undefined;
   readonly #listeners: Array<(error: DurableTurnError) => void> = [];
 
@@ -35,19 +50,24 @@ export class LeaseKeeper {
     private readonly store: JournalStore,
     private readonly turn: string,
     private readonly leaseMs: number,
+    /** The pipeline's scheduler: the renewal rounds run on it, and this process's belief reads its clock. */
+    private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {}
 
-  /** Takes the turn's lease and starts renewing it; false when another process's lease is live. */
-  async acquire(): Promise<boolean> {
-    const sentAt = Date.now();
-    const epoch = await this.store.acquire(this.turn, this.owner, this.leaseMs);
-    if (epoch === undefined) return false;
-    if (!Number.isSafeInteger(epoch) || epoch < 1) throw new TypeError(`the journal store's acquire() answered ${describeValue(epoch)}, not an epoch (an integer of at least 1)`);
-    this.#lease = Object.freeze({ turn: this.turn, owner: this.owner, epoch });
-    this.#liveUntil = sentAt + this.leaseMs;
-    this.#renewal = setInterval(() => void this.#renew(), this.#round);
-    (this.#renewal as { unref?: () => void }).unref?.();
-    return true;
+  /**
+   * Takes the turn's lease and starts renewing it; false when another process's lease is live. At once
+   * when the store answers at once. Throws (or rejects with) the store's error.
+   */
+  acquire(): MaybeLater<boolean> {
+    const sentAt = this.scheduler.now();
+    return thenOrNow(this.store.acquire(this.turn, this.owner, this.leaseMs), (epoch) => {
+      if (epoch === undefined) return false;
+      if (!Number.isSafeInteger(epoch) || epoch < 1) throw new TypeError(`the journal store's acquire() answered ${describeValue(epoch)}, not an epoch (an integer of at least 1)`);
+      this.#lease = Object.freeze({ turn: this.turn, owner: this.owner, epoch });
+      this.#liveUntil = sentAt + this.leaseMs;
+      this.#stopRenewal = every(this.scheduler, this.#round, () => void this.#renew());
+      return true;
+    });
   }
 
   /** The lease, for a write: throws the `lease_lost` error once it is lost. */
@@ -63,13 +83,14 @@ export class LeaseKeeper {
   }
 
   /**
-   * Nothing when the lease is known to be live now (the common case, without a promise); else a promise
-   * that resolves once a renewal made it so. Throws (or rejects with) the `lease_lost` error otherwise.
+   * Nothing when the lease is known to be live now (the common case) or a renewal made it so at once;
+   * else a `Later` that resolves once a renewal made it so. Throws (or rejects with) the `lease_lost`
+   * error otherwise.
    */
-  ensureHeld(): Promise<void> | undefined {
+  ensureHeld(): MaybeLater<void> {
     this.fence();
-    if (Date.now() < this.#liveUntil - this.#round) return undefined;
-    return this.#renew().then(() => void this.fence()); // throws once the renewal found the lease lost
+    if (this.scheduler.now() < this.#liveUntil - this.#round) return undefined;
+    return thenOrNow(this.#renew(), () => void this.fence()); // throws once the renewal found the lease lost
   }
 
   /** Calls `listener` once the lease is lost (at once if it is). */
@@ -82,15 +103,21 @@ export class LeaseKeeper {
     return this.#lost !== undefined;
   }
 
-  /** Stops renewing and gives the lease up (unless it was lost: then it is not this process's to give). */
-  async release(): Promise<void> {
+  /**
+   * Stops renewing and gives the lease up (unless it was lost: then it is not this process's to give).
+   * Never fails; at once when the store answers at once.
+   */
+  release(): MaybeLater<void> {
     this.#stop();
-    if (this.#lease === undefined || this.#lost !== undefined) return;
+    if (this.#lease === undefined || this.#lost !== undefined) return undefined;
+    // A store that fails now (closed, broken) cannot give the lease up: it lapses after leaseMs. The
+    // run's own outcome — or its journal_failed error — is what the caller must hear, not this.
+    const ignored = (): undefined => undefined;
     try {
-      await this.store.release(this.#lease);
+      const released = this.store.release(this.#lease);
+      return isThenable(released) ? Later.from(released).then(ignored, ignored) : undefined;
     } catch {
-      // A store that fails now (closed, broken) cannot give the lease up: it lapses after leaseMs. The
-      // run's own outcome — or its journal_failed error — is what the caller must hear, not this.
+      return undefined;
     }
   }
 
@@ -98,30 +125,50 @@ export class LeaseKeeper {
     return Math.max(1, Math.floor(this.leaseMs / 3));
   }
 
-  /** One renewal at a time; resolves whether the lease is live (a failure is retried until the lease's expiry). */
-  #renew(): Promise<boolean> {
-    if (this.#lost !== undefined) return Promise.resolve(false);
+  /** One renewal at a time; whether the lease is live (a failure is retried until the lease's expiry). Never rejects. */
+  #renew(): MaybeLater<boolean> {
+    if (this.#lost !== undefined) return false;
     if (this.#renewing !== undefined) return this.#renewing;
     const renewing = this.#renewOnce();
+    if (!(renewing instanceof Later)) return renewing;
     this.#renewing = renewing;
-    void renewing.finally(() => {
+    const done = () => {
       if (this.#renewing === renewing) this.#renewing = undefined;
-    });
+    };
+    renewing.then(done, done);
     return renewing;
   }
 
-  async #renewOnce(): Promise<boolean> {
-    const sentAt = Date.now();
+  #renewOnce(): MaybeLater<boolean> {
+    const sentAt = this.scheduler.now();
+    let renewed: boolean | PromiseLike<boolean>;
     try {
-      if (await this.store.renew(this.#lease!, this.leaseMs)) {
-        this.#liveUntil = Math.max(this.#liveUntil, sentAt + this.leaseMs);
-        return true;
-      }
-      this.#lose(undefined);
+      renewed = this.store.renew(this.#lease!, this.leaseMs);
     } catch (error) {
-      if (Date.now() >= this.#liveUntil) this.#lose(error);
+      return this.#renewFailed(error);
     }
-    return this.#lost === undefined && Date.now() < this.#liveUntil;
+    if (!isThenable(renewed)) return this.#renewed(renewed, sentAt);
+    return Later.from(renewed).then(
+      (answer) => this.#renewed(answer, sentAt),
+      (error: unknown) => this.#renewFailed(error),
+    );
+  }
+
+  /** The store answered a renewal sent at `sentAt`: live for `leaseMs` from then, or refused — lost. */
+  #renewed(answer: boolean, sentAt: number): boolean {
+    if (answer) {
+      this.#liveUntil = Math.max(this.#liveUntil, sentAt + this.leaseMs);
+      return true;
+    }
+    this.#lose(undefined);
+    return false;
+  }
+
+  /** A renewal failed (a store blip): lost once the lease's own expiry has passed, else tried at the next round. */
+  #renewFailed(error: unknown): boolean {
+    const now = this.scheduler.now();
+    if (now >= this.#liveUntil) this.#lose(error);
+    return this.#lost === undefined && now < this.#liveUntil;
   }
 
   #lose(cause: unknown): DurableTurnError {
@@ -138,7 +185,34 @@ export class LeaseKeeper {
   }
 
   #stop(): void {
-    clearInterval(this.#renewal);
-    this.#renewal = undefined;
+    this.#stopRenewal?.();
+    this.#stopRenewal = undefined;
   }
+}
+
+/**
+ * Calls `fn` every `ms` on `scheduler` until the returned function is called. On a real-time scheduler
+ * it is a `setInterval` that does not keep the process alive (an `asyncScheduler` action would: it
+ * cannot be unref'd); on any other it is a periodic action of the scheduler, so virtual time drives it.
+ */
+function every(scheduler: SchedulerLike, ms: number, fn: () => void): () => void {
+  if (isWallClock(scheduler)) {
+    const timer = setInterval(fn, ms);
+    (timer as { unref?: () => void }).unref?.();
+    return () => clearInterval(timer);
+  }
+  // A new action each round (not `this.schedule` from inside one, which nests a virtual action in the last).
+  let stopped = false;
+  let round: Subscription | undefined;
+  const next = () => {
+    round = scheduler.schedule(() => {
+      fn();
+      if (!stopped) next();
+    }, ms);
+  };
+  next();
+  return () => {
+    stopped = true;
+    round?.unsubscribe();
+  };
 }

@@ -1,5 +1,6 @@
 import type { OperatorFunction } from 'rxjs';
 import { describeError } from '../util/describe.js';
+import type { MaybeLater } from '../util/later.js';
 import type { ProgramJournal as ProgramJournalHandle, ProgramRunJournal } from './durableProgram.js';
 import type { BatchOptions } from '../engine/pool/batchOptions.js';
 import type { SubBatch } from '../engine/pipelineHandle.js';
@@ -29,7 +30,7 @@ export interface ProgramCall {
   readonly answered: ReadonlyMap<string, 'allowed-once' | 'rejected'>;
   /** The turn's writer, and its flush (`journal_failed` when the store fails). */
   readonly writer: JournalWriter;
-  readonly flush: () => Promise<void>;
+  readonly flush: () => MaybeLater<void>;
   /**
    * The turn's batch ended (its results were dropped, or it finished): its program's sub-calls write
    * nothing more, as a stopped process would not — so a resume finds a sub-call that was running as

@@ -1,3 +1,4 @@
+import type { SchedulerLike } from 'rxjs';
 import type { JournalStore } from '../types/journal.js';
 import type { ApprovalTokens, TokenClaims } from './approvalTokens.js';
 import type { LeaseKeeper } from './leaseKeeper.js';
@@ -9,6 +10,11 @@ export interface DurableSettings {
   readonly tokens: ApprovalTokens;
   readonly approvalTtlMs: number;
   readonly leaseMs: number;
+  /**
+   * The pipeline's scheduler: the lease's renewal rounds run on it (virtual time in a marble test).
+   * Expiries kept in the store, journal times and approval tokens stay on the wall clock.
+   */
+  readonly scheduler: SchedulerLike;
 }
 
 /** An answer given to a resume, its token checked: what it answers, and how. */

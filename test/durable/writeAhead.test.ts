@@ -1,3 +1,4 @@
+import { of, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, memoryJournal, type AnyTool, type JournalEntry, type JournalStore, type ToolResult } from '../../src/index.js';
@@ -37,6 +38,30 @@ describe('the journal’s `started`, written ahead of the body', () => {
     expect(result).toMatchObject({ status: 'ok', started: true });
     expect(seen).toEqual([['received', 'decided', 'started']]);
     expect(await kindsOf(journal, 't', 0)).toEqual(['received', 'decided', 'started', 'finished']);
+  });
+
+  it('on a virtual clock, a store that answers at once (memoryJournal): durable before the body too — which starts in the same tick as the call arrives', () => {
+    const journal = memoryJournal();
+    const seen: string[][] = [];
+    const kinds = () => (journal.read('t') as readonly JournalEntry[]).map((entry) => entry.kind);
+    const write = defineTool({ name: 'write', description: 'w', input: z.object({}), execute: () => (seen.push(kinds()), 'wrote') });
+    const pipeline = createPipeline({ tools: [write], journal, approvalSecret: SECRET, scheduler: new VirtualTimeScheduler() });
+    const subscription = of({ id: 'w', name: 'write', args: {} }).pipe(pipeline.operator({ turn: 't' })).subscribe();
+    // Synchronously: the lease taken, `received`, `decided` and `started` appended, then the body.
+    expect(seen).toEqual([['received', 'decided', 'started']]);
+    subscription.unsubscribe();
+  });
+
+  it('on a real clock, a store that answers at once: what a tick brings is still one append (10 calls: 3 appends)', async () => {
+    const journal = memoryJournal();
+    const appends: string[][] = [];
+    const counted: JournalStore = { ...journal, append: (key, entries, lease) => (appends.push(entries.map((entry) => entry.kind)), journal.append(key, entries, lease)) };
+    const noop = defineTool({ name: 'noop', description: 'n', input: z.object({}), mode: 'parallel', execute: async () => 'ok' });
+    const calls = Array.from({ length: 10 }, (_, i) => ({ id: `c${i}`, name: 'noop', args: {} }));
+    const results = await createPipeline({ tools: [noop], journal: counted, approvalSecret: SECRET, concurrency: 10 }).run(calls, { turn: 't' });
+    expect(results.map((result) => result.status)).toEqual(Array(10).fill('ok'));
+    // received, decided and started of every call; then every finished; then ended — not one append per call start and end.
+    expect(appends.map((kinds) => kinds.length)).toEqual([30, 10, 1]);
   });
 
   it('a store that fails to write it: the body never runs, the call fails closed at the execute stage, the run with journal_failed', async () => {
