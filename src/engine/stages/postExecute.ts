@@ -5,7 +5,8 @@ import type { CallRecord } from '../records/callRecord.js';
 import { ChainDeadline, chainTimers } from '../chains/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../chains/concurrentStage.js';
 import { renderRecordContent } from '../recordContent.js';
-import { runWaterfall, thenOrNow, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
+import { runWaterfall, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
+import { thenOrNow, type Later } from '../../util/later.js';
 import type { PostContext, PostDecision } from '../../types/policy.js';
 import type { ToolCall } from '../../types/toolCall.js';
 
@@ -50,7 +51,7 @@ export function postExecute(settings: PostSettings, signal: AbortSignal | undefi
   };
 
   /** Runs the post chain over one result: synchronously while every policy answers at once (see `runWaterfall`). */
-  const judge = (record: CallRecord, scope: StageScope, startedAt: number): void | Promise<void> => {
+  const judge = (record: CallRecord, scope: StageScope, startedAt: number): void | Later<void> => {
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, timers);
@@ -133,6 +134,10 @@ class PostFold implements WaterfallFold<PostDecision> {
 
   end(): PostDecision {
     return { kind: 'accept' };
+  }
+
+  retryRefused(policy: string): void {
+    this.record.addTrace({ stage: 'post', event: 'retry_refused', policy });
   }
 
   fold(policy: string, decision: PostDecision): PostDecision {
