@@ -1,4 +1,4 @@
-import { EMPTY, map, of, retry, timer, type Observable } from 'rxjs';
+import { EMPTY, map, Observable, of, retry, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -55,6 +55,16 @@ describe('pre-execute policies answering with an Observable (virtual time)', () 
       expectObservable(through(scheduler, { pre: [empty] }, cold('a|', { a: call('a', 'write') }), kept)).toBe('a|', { a: 'a:denied:policy_error' });
     });
     expect(kept[0]?.content).toBe('Denied: pre-execute policy "empty" completed without answering (policies fail closed).');
+  });
+
+  it('a policy whose stream errors when its signal aborts still fails as "did not decide within", at the deadline', () => {
+    const kept: ToolResult[] = [];
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, expectObservable }) => {
+      const listening = named('listening', (ctx) => new Observable<PreDecision>((subscriber) => ctx.signal.addEventListener('abort', () => subscriber.error(ctx.signal.reason))));
+      expectObservable(through(scheduler, { pre: [listening], policyTimeoutMs: 40 }, cold('a|', { a: call('a', 'write') }), kept)).toBe('40ms (a|)', { a: 'a:denied:policy_error' });
+    });
+    expect(kept[0]?.content).toBe('Denied: pre-execute policy "listening" did not decide within 40 ms (policies fail closed).');
   });
 
   it('next().pipe(map(...)) tightens what the rest decided, synchronously', () => {
@@ -138,6 +148,22 @@ describe('start checks answering with an Observable (virtual time)', () => {
     });
     of(call('a', 'write')).pipe(createPipeline({ tools, pre: [fine] }).operator()).subscribe((r) => kept.push(r));
     expect(kept.map(status)).toEqual(['a:ok']);
+  });
+
+  it('a check pending when the run is aborted is unsubscribed then, and the call cancelled', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const never$ = cold<StartVerdict>('-');
+      const stuck = named('stuck', (ctx) => {
+        ctx.beforeStart(() => never$);
+        return undefined;
+      });
+      const controller = new AbortController();
+      scheduler.schedule(() => controller.abort(), 5);
+      const pipeline = createPipeline({ tools, pre: [stuck], scheduler });
+      expectObservable(cold('a-', { a: call('a', 'write') }).pipe(pipeline.operator({ signal: controller.signal }), map(status))).toBe('5ms (a|)', { a: 'a:cancelled:cancelled' });
+      expectSubscriptions(never$.subscriptions).toBe('^ 4ms !');
+    });
   });
 
   it('a check that never answers is unsubscribed at policyTimeoutMs and the call denied', () => {
