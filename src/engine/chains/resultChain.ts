@@ -6,10 +6,10 @@ import { toResult } from '../stages/result.js';
 import { ChainDeadline, chainTimers } from './chainDeadline.js';
 import { ChainsByTool, type Chain } from './chainsByTool.js';
 import { concurrentStage } from './concurrentStage.js';
-import { answerOf, type PendingAnswers, type WaterfallFailure, type WaterfallOutcome } from './waterfall.js';
+import { answerOf, laterOrNow, type PendingAnswers, type WaterfallFailure, type WaterfallOutcome } from './waterfall.js';
 import { ChainAnswer } from '../../stream/chainAnswer.js';
 import { describeValue } from '../../util/describe.js';
-import { Later, thenOrNow, type MaybeLater } from '../../util/later.js';
+import { Later, type MaybeLater } from '../../util/later.js';
 import type { NextAnswer } from '../../types/answer.js';
 import type { ResultDraft, ResultMiddleware } from '../../types/resultChain.js';
 import type { ToolResult } from '../../types/toolResult.js';
@@ -48,7 +48,7 @@ export function resultChain(settings: ResultChainSettings, signal: AbortSignal |
         const deadline = new ChainDeadline(scope, chain.names, policyTimeoutMs, timers);
         const retried = (policy: string) => record.addTrace({ stage: 'result', event: 'retry_refused', policy });
         const outcome = deadline.race(runResultChain(chain, draft, deadline.pending, retried), { current: () => draft });
-        return thenOrNow(outcome, ({ failure }) => wrapped(record, draft, failure));
+        return laterOrNow(outcome, ({ failure }) => wrapped(record, draft, failure));
       } catch {
         return; // the stage's own machinery failed (a bug): the result goes on as it is, as post-execute's does
       }
@@ -97,7 +97,7 @@ export function runResultChain(
         fail(name, 'called next() twice', undefined);
         return new ChainAnswer<ResultDraft>(Later.rejected(new Error(`next() called twice in result middleware "${name}"`)), retried);
       }
-      return new ChainAnswer(thenOrNow(handOver(), () => draft), retried);
+      return new ChainAnswer(laterOrNow(handOver(), () => draft), retried);
     };
     /** Its answer is in: the rest of the chain runs now if it has not. */
     const settle = (returned: unknown): MaybeLater<void> => {
@@ -108,7 +108,7 @@ export function runResultChain(
     return answerOf(middleware[i]!, draft, next, i, name, pending, fail, settle);
   };
 
-  return thenOrNow(dispatch(0), () => ({ decision: draft, failure }));
+  return laterOrNow(dispatch(0), () => ({ decision: draft, failure }));
 }
 
 /** The chain settled: its draft becomes the record's content, value and meta, or the output is withheld. */

@@ -5,8 +5,8 @@ import type { CallRecord } from '../records/callRecord.js';
 import { ChainDeadline, chainTimers } from '../chains/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../chains/concurrentStage.js';
 import { renderRecordContent } from '../recordContent.js';
-import { runWaterfall, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
-import { thenOrNow, type Later } from '../../util/later.js';
+import { laterOrNow, runWaterfall, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
+import type { Later } from '../../util/later.js';
 import type { PostContext, PostDecision } from '../../types/policy.js';
 import type { ToolCall } from '../../types/toolCall.js';
 
@@ -57,7 +57,7 @@ export function postExecute(settings: PostSettings, signal: AbortSignal | undefi
     const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, timers);
     const view = new PostView(record, call, folder, deadline);
     const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', deadline.pending);
-    return thenOrNow(deadline.race(chain, folder), ({ failure }) => judged(record, folder, failure, startedAt));
+    return laterOrNow(deadline.race(chain, folder), ({ failure }) => judged(record, folder, failure, startedAt));
   };
 
   const judged = (record: CallRecord, folder: PostFold, failure: WaterfallFailure | undefined, startedAt: number): void => {

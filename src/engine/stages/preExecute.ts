@@ -9,8 +9,8 @@ import { concurrentStage, isExclusiveCall, type StageScope } from '../chains/con
 import { describeError } from '../../util/describe.js';
 import { formatIssues } from '../../util/formatIssues.js';
 import { deepFreeze, snapshotValue } from '../../util/snapshot.js';
-import { runWaterfall, type WaterfallFold, type WaterfallOutcome } from '../chains/waterfall.js';
-import { Later, thenOrNow } from '../../util/later.js';
+import { laterOrNow, runWaterfall, type WaterfallFold, type WaterfallOutcome } from '../chains/waterfall.js';
+import { Later } from '../../util/later.js';
 import type { AbortScope } from '../../types/abortScope.js';
 import type { Decision } from '../../types/decision.js';
 import type { PreContext, PreDecision, StartCheck } from '../../types/policy.js';
@@ -55,7 +55,7 @@ export function preExecute(settings: PreSettings, batch: BatchCancel): MonoTypeO
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
     const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', deadline.pending, (i) => contexts[i]!.seal());
-    return thenOrNow(deadline.race(chain, folder), (outcome) => decided(record, scope, contexts, outcome));
+    return laterOrNow(deadline.race(chain, folder), (outcome) => decided(record, scope, contexts, outcome));
   };
 
   const decided = (record: CallRecord, scope: AbortScope, contexts: readonly PolicyContext[], { decision, failure }: WaterfallOutcome<PreDecision>): void => {
