@@ -126,6 +126,16 @@ describe('post-execute policies answering with an Observable (virtual time)', ()
   });
 });
 
+/** A policy registering a start check that never answers (`never$`, to read its subscriptions). */
+function stuckCheck(cold: TestScheduler['createColdObservable']) {
+  const never$ = cold<StartVerdict>('-');
+  const stuck = named('stuck', (ctx) => {
+    ctx.beforeStart(() => never$);
+    return undefined;
+  });
+  return { never$, stuck };
+}
+
 describe('start checks answering with an Observable (virtual time)', () => {
   it('a check answering a deny after 7 frames denies the call at frame 7, before its body', () => {
     const kept: ToolResult[] = [];
@@ -153,11 +163,7 @@ describe('start checks answering with an Observable (virtual time)', () => {
   it('a check pending when the run is aborted is unsubscribed then, and the call cancelled', () => {
     const scheduler = testScheduler();
     scheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
-      const never$ = cold<StartVerdict>('-');
-      const stuck = named('stuck', (ctx) => {
-        ctx.beforeStart(() => never$);
-        return undefined;
-      });
+      const { never$, stuck } = stuckCheck(cold);
       const controller = new AbortController();
       scheduler.schedule(() => controller.abort(), 5);
       const pipeline = createPipeline({ tools, pre: [stuck], scheduler });
@@ -169,11 +175,7 @@ describe('start checks answering with an Observable (virtual time)', () => {
   it('a check that never answers is unsubscribed at policyTimeoutMs and the call denied', () => {
     const scheduler = testScheduler();
     scheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
-      const never$ = cold<StartVerdict>('-');
-      const stuck = named('stuck', (ctx) => {
-        ctx.beforeStart(() => never$);
-        return undefined;
-      });
+      const { never$, stuck } = stuckCheck(cold);
       expectObservable(through(scheduler, { pre: [stuck], policyTimeoutMs: 30 }, cold('a|', { a: call('a', 'write') }))).toBe('30ms (a|)', { a: 'a:denied:policy_error' });
       expectSubscriptions(never$.subscriptions).toBe('^ 29ms !');
     });
