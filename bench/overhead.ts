@@ -48,7 +48,7 @@
 import pLimit from 'p-limit';
 import { from, ignoreElements, lastValueFrom, mergeMap, Observable, type OperatorFunction, tap, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createPipeline, defineTool, type ExecuteMiddleware, type PostPolicy, type PrePolicy, type ResultMiddleware, type ToolCall, type ToolResult } from '../src/index.js';
+import { askTools, createPipeline, defineTool, type ExecuteMiddleware, type PostPolicy, type PrePolicy, type ResultMiddleware, type ToolCall, type ToolResult } from '../src/index.js';
 import { argsOf, collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
 import { ALL_PARTS, contractFloor, type FloorPart } from './contractFloor.js';
 import { streamFloor } from './streamFloor.js';
@@ -91,6 +91,9 @@ const policyPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURR
 const passExecute: ExecuteMiddleware = (_ctx, next) => next();
 const passResult: ResultMiddleware = () => undefined;
 const chainPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY, execute: [passExecute], result: [passResult] });
+// The approval path: every call asked about (`askTools`, which delegates with `next()` first) and
+// approved by an approver that answers at once, as a ratio to the plain path.
+const askingPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY, pre: [askTools(['noop'])], approve: () => 'allowed-once' });
 
 const objectCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: { i } }));
 const jsonCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: `{"i":${i}}` }));
@@ -256,6 +259,7 @@ const allVariants: Variant[] = [
     },
   },
   { name: 'pipeline.run, async, 3 pre + 1 post policies', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => policyPipeline.run(objectCalls) },
+  { name: 'pipeline.run, async, askTools + sync approver', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => askingPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, 1 execute + 1 result middleware', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => chainPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 10', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtConcurrency.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 5', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtHalf.run(objectCalls) },

@@ -55,16 +55,19 @@ export function resumeApprover({ plan, approve, store, turn, answered }: ResumeA
    * approval still admits that one run. (While a lease is live no other process drives the turn.)
    */
   const startedBefore = async (index: number): Promise<boolean> => foldTurn(await store.read(turn)).get(index)?.started ?? false;
-  return async (request, signal) => {
-    const given = plan.answers.get(request.index);
-    if (given !== undefined) {
-      if (argsHash(request.args) !== given.claims.argsHash) throw new Error('the approval was given for other arguments; it must be asked again');
-      if (!(await store.consume(turn, given.claims.nonce)) && (await startedBefore(request.index))) {
-        throw new Error('the approval was already used');
-      }
-      answered(request.index, given);
-      return given.answer;
+  /** An answer given to `resume` admits the call it was given for: for the same arguments, once. */
+  const useGiven = async (index: number, args: unknown, given: GivenAnswer) => {
+    if (argsHash(args) !== given.claims.argsHash) throw new Error('the approval was given for other arguments; it must be asked again');
+    if (!(await store.consume(turn, given.claims.nonce)) && (await startedBefore(index))) {
+      throw new Error('the approval was already used');
     }
+    answered(index, given);
+    return given.answer;
+  };
+  // Not async: the pipeline's approver answers as it does without a resume (at once, or with a stream).
+  return (request, signal) => {
+    const given = plan.answers.get(request.index);
+    if (given !== undefined) return useGiven(request.index, request.args, given);
     const call = plan.journaled.get(request.index);
     // An answer journaled before admits the call it was given for, without asking again: one whose
     // body never started (its process stopped in between), a program running again, or a body that

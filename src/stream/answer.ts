@@ -6,6 +6,18 @@ import { ChainAnswer } from './chainAnswer.js';
 export const NO_ANSWER = 'completed without answering';
 
 /**
+ * Whether `error` is the failure of an answer stream that completed without a value (by its message:
+ * each is a new `Error`). Never throws, even for a thrown Proxy whose traps do.
+ */
+export function isNoAnswer(error: unknown): boolean {
+  try {
+    return error instanceof Error && error.message === NO_ANSWER;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The one answer a callback gave, pending: a {@link Later} that `cancel()` stops waiting for (it
  * unsubscribes a stream; a promise cannot be stopped, so its late answer is ignored). Cancelled, it
  * never settles: whoever cancels decides the outcome.

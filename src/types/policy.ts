@@ -1,4 +1,5 @@
 // Pre- and post-execute policies, start checks and approvers: what they see and answer. (A leaf: imports only from types/.)
+import type { AnswerInput, NextAnswer } from './answer.js';
 import type { Decision } from './decision.js';
 import type { AnyTool } from './tool.js';
 import type { ToolCall } from './toolCall.js';
@@ -72,10 +73,16 @@ export interface PreContext {
 
 /**
  * A check a pre-execute policy registered with `ctx.beforeStart`, run immediately before the body
- * starts: return `undefined` (or `{ decision: 'allow' }`) to let it start, `{ decision: 'deny', reason }`
+ * starts: answer `undefined` (or `{ decision: 'allow' }`) to let it start, `{ decision: 'deny', reason }`
  * to deny it (a `denied` result with `stage: 'start'`). A throw, a rejection, any other answer, or no
  * answer within `policyTimeoutMs` denies it too (`policy_error`, fail closed). The call holds its pool
  * slot while its checks run; its `timeoutMs` starts with the body.
+ *
+ * It answers at once, with a promise, or with an Observable (see {@link AnswerInput}). An Observable is
+ * **one answer**: its first value counts and it is unsubscribed then; one that completes without a
+ * value fails closed; one still pending at `policyTimeoutMs` (or when the call is cancelled) is
+ * unsubscribed. A check that answers at once keeps the start synchronous; the timeout runs on the
+ * pipeline's `scheduler`.
  *
  * @example
  * ```ts
@@ -85,20 +92,26 @@ export interface PreContext {
  * };
  * ```
  */
-export type StartCheck = (
-  args: unknown,
-  signal: AbortSignal,
-) => StartVerdict | undefined | PromiseLike<StartVerdict | undefined>;
+export type StartCheck = (args: unknown, signal: AbortSignal) => AnswerInput<StartVerdict | undefined>;
 
 /** What a {@link StartCheck} answers: go on, or deny (with why, for the model). */
 export type StartVerdict = { readonly decision: 'allow' } | { readonly decision: 'deny'; readonly reason?: string };
 
 /**
  * A pre-execute policy: decide (`return { decision }`), delegate (`return next()`, then inspect what
- * came back), or pass (`return undefined`, the same as delegating). `next()` resolves to the decision of
- * the rest of the chain as the guard has folded it; calling it twice rejects. A policy that throws or
- * returns anything but a decision denies the call (fail closed). Name your functions: the name appears
+ * came back), or pass (`return undefined`, the same as delegating). `next()` runs the rest of the chain
+ * once and gives its decision as the guard has folded it, as a {@link NextAnswer}: await it, or pipe
+ * RxJS operators into it (`next().pipe(map(...))`); calling it twice fails. A policy that throws or
+ * answers anything but a decision denies the call (fail closed). Name your functions: the name appears
  * in traces and error messages.
+ *
+ * It answers at once, with a promise, or with an Observable (see {@link AnswerInput}). An Observable is
+ * **one answer**: its first value counts and it is unsubscribed then; one that errors or completes
+ * without a value denies the call (`policy_error`, "completed without answering"); one still pending
+ * when the chain has not decided within `policyTimeoutMs` is unsubscribed at that deadline (and the
+ * call denied). The deadline runs on the pipeline's `scheduler`, so a policy answering with
+ * `timer(30)` is decided at frame 30 inside `TestScheduler.run()`. While every policy answers at once,
+ * the chain decides synchronously.
  *
  * @example
  * ```ts
@@ -106,12 +119,12 @@ export type StartVerdict = { readonly decision: 'allow' } | { readonly decision:
  *   if (ctx.call.name === 'shell' && new Date().getDay() === 5) return { decision: 'deny', reason: 'read-only Friday' };
  *   return undefined;
  * };
+ * // Tightens what the rest decided, synchronously when the rest answered at once.
+ * const askForWrites: PrePolicy = (ctx, next) =>
+ *   next().pipe(map((d) => (ctx.call.name === 'write' && d.decision === 'allow' ? { decision: 'ask' } : d)));
  * ```
  */
-export type PrePolicy = (
-  ctx: PreContext,
-  next: () => Promise<PreDecision>,
-) => PreDecision | undefined | PromiseLike<PreDecision | undefined>;
+export type PrePolicy = (ctx: PreContext, next: () => NextAnswer<PreDecision>) => AnswerInput<PreDecision | undefined>;
 
 /** What a post-execute policy returns. */
 export type PostDecision =
@@ -153,9 +166,14 @@ export interface PostContext {
 
 /**
  * A post-execute policy, in the same waterfall shape as {@link PrePolicy}: decide, or delegate with
- * `next()` (which resolves to the outcome of the rest of the chain). A block cannot be undone by a
- * policy further out; a throwing policy blocks (fail closed). Denied and failed results pass through too,
- * but no policy turns them into success.
+ * `next()` (a {@link NextAnswer} of the outcome of the rest of the chain: await it or pipe it). A block
+ * cannot be undone by a policy further out; a throwing policy blocks (fail closed). Denied and failed
+ * results pass through too, but no policy turns them into success.
+ *
+ * It answers at once, with a promise, or with an Observable: **one answer**, as for a pre-execute
+ * policy — the first value counts, an Observable that errors or completes empty withholds an `ok`
+ * result's output (`policy_error`, fail closed), and one still pending at `policyTimeoutMs` is
+ * unsubscribed at that deadline.
  *
  * @example
  * ```ts
@@ -165,10 +183,7 @@ export interface PostContext {
  * };
  * ```
  */
-export type PostPolicy = (
-  ctx: PostContext,
-  next: () => Promise<PostDecision>,
-) => PostDecision | undefined | PromiseLike<PostDecision | undefined>;
+export type PostPolicy = (ctx: PostContext, next: () => NextAnswer<PostDecision>) => AnswerInput<PostDecision | undefined>;
 
 /**
  * An approver's answer: `'allowed-once'` admits the call, `'rejected'` denies it, and `'suspend'` (in a
@@ -205,5 +220,26 @@ export interface ApprovalRequest {
  * Decides one `ask`ed call. An approval admits that one call only: the next call to the same tool asks
  * again. Throwing, answering anything but `'allowed-once'`, the signal aborting, or `approvalTimeoutMs`
  * passing all deny.
+ *
+ * It answers at once (`() => 'allowed-once'`: the call goes on synchronously), with a promise, or with
+ * an Observable (see {@link AnswerInput}). An Observable is **one answer**: its first value counts and
+ * it is unsubscribed then; one that errors denies (`approval_error`), one that completes without a
+ * value denies (`approval_invalid`, "completed without an answer"), and one still pending at
+ * `approvalTimeoutMs` (`approval_timeout`) or when the run is aborted is unsubscribed then. The
+ * timeout runs on the pipeline's `scheduler`: an approver answering `timer(30).pipe(map(() =>
+ * 'allowed-once'))` is answered at frame 30 inside `TestScheduler.run()`. Its `signal` aborts too
+ * whenever the call is not approved, so a question in flight can be withdrawn.
+ *
+ * A promise is typed as `PromiseLike<string>`: TypeScript widens the literal an `async` function
+ * returns to `string` when the declared return type is a union, so `async () => 'allowed-once'` would
+ * not compile otherwise. Any string but the three answers denies (`approval_invalid`).
+ *
+ * @example
+ * ```ts
+ * const approve: Approver = async (request) =>
+ *   (await askHuman(`${request.tool.name}(${JSON.stringify(request.args)})?`)) ? 'allowed-once' : 'rejected';
+ * // Or as a stream: the first answer a UI pushes counts.
+ * const fromUi: Approver = (request) => answers$.pipe(filter((a) => a.id === request.call.id), map((a) => a.answer));
+ * ```
  */
-export type Approver = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
+export type Approver = (request: ApprovalRequest, signal: AbortSignal) => AnswerInput<ApprovalAnswer> | PromiseLike<string>;

@@ -1,4 +1,5 @@
 // The result chain: the final wrapping of every result before it is frozen. (A leaf: imports only from types/.)
+import type { AnswerInput, NextAnswer } from './answer.js';
 import type { ToolResult } from './toolResult.js';
 
 /**
@@ -27,15 +28,21 @@ export interface ResultDraft {
 /**
  * Result middleware: the final wrapping of every result before it is frozen and given out — redact,
  * add metadata, count — for every call, denied and failed ones too (a tool's own chain: every call of
- * that tool). A waterfall over one {@link ResultDraft}: `next()` runs the rest of the chain and resolves
- * to the draft as the rest left it. The chain always runs whole: a middleware that returns without
- * calling `next()` has the rest run after it, so none can skip a later one (a redaction).
+ * that tool). A waterfall over one {@link ResultDraft}: `next()` runs the rest of the chain once and
+ * gives the draft as the rest left it, as a {@link NextAnswer} (await it, or pipe RxJS operators into
+ * it). The chain always runs whole: a middleware that returns without calling `next()` has the rest run
+ * after it, so none can skip a later one (a redaction).
  *
- * It returns nothing or the draft; anything else, a throw, a rejection, `next()` twice, a draft left
- * without a string `content` or an object `meta`, or no answer within `policyTimeoutMs` fails closed:
- * an `ok` result's output is withheld (`error`, `policy_error`, `stage: 'result'`); a failed result
- * keeps its status, error and text. Synchronous while every middleware answers at once. Results
- * replayed from a durable turn's journal were wrapped when they were first built and skip it.
+ * It answers nothing or the draft: at once, with a promise, or with an Observable (see
+ * {@link AnswerInput}). An Observable is **one answer**: its first value counts and it is unsubscribed
+ * then (`timer(5).pipe(map(() => draft))` finishes the result 5 ms later, on the pipeline's
+ * `scheduler`); one that errors or completes without a value fails closed, and one still pending at
+ * `policyTimeoutMs` is unsubscribed at that deadline. Anything but nothing or the draft, a throw, a
+ * rejection, `next()` twice, a draft left without a string `content` or an object `meta`, or no answer
+ * within `policyTimeoutMs` fails closed: an `ok` result's output is withheld (`error`, `policy_error`,
+ * `stage: 'result'`); a failed result keeps its status, error and text. Synchronous while every
+ * middleware answers at once. Results replayed from a durable turn's journal were wrapped when they
+ * were first built and skip it.
  *
  * Order: the pipeline's `result` (outermost first), then the tool's `chains.result`.
  *
@@ -47,7 +54,4 @@ export interface ResultDraft {
  * const pipeline = createPipeline({ tools, result: [redactKeys] });
  * ```
  */
-export type ResultMiddleware = (
-  draft: ResultDraft,
-  next: () => Promise<ResultDraft>,
-) => void | ResultDraft | PromiseLike<void | ResultDraft>;
+export type ResultMiddleware = (draft: ResultDraft, next: () => NextAnswer<ResultDraft>) => AnswerInput<void | ResultDraft>;

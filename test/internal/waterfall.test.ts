@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, type PostPolicy, type PrePolicy, type ToolResult } from '../../src/index.js';
 import { runWaterfall, type WaterfallFold } from '../../src/engine/chains/waterfall.js';
+import { Later } from '../../src/util/later.js';
 
 /** A fold of string decisions: the innermost-first list of who decided what. */
 function listFold(): WaterfallFold<string> & { folded: string[] } {
@@ -17,7 +18,7 @@ function listFold(): WaterfallFold<string> & { folded: string[] } {
 }
 
 const run = (policies: ((ctx: null, next: () => Promise<string>) => unknown)[], fold = listFold()) =>
-  runWaterfall(policies as never, policies.map((_, i) => `p${i}`), policies.map(() => null), fold, 'pre', new Set());
+  runWaterfall(policies as never, policies.map((_, i) => `p${i}`), policies.map(() => null), fold, 'pre', new Map());
 
 describe('runWaterfall', () => {
   it('answers at once, as a value, while every policy answers at once', () => {
@@ -34,10 +35,10 @@ describe('runWaterfall', () => {
     expect((odd as { failure: { message: string } }).failure.message).toMatch(/not a decision/);
   });
 
-  it('becomes a promise from the first policy that returns one, with the same folding', async () => {
+  it('becomes a Later from the first policy that returns a promise, with the same folding', async () => {
     const fold = listFold();
     const outcome = run([async (_ctx, next) => { await next(); return undefined; }, () => undefined, async () => 'ask'], fold);
-    expect(outcome).toBeInstanceOf(Promise);
+    expect(outcome).toBeInstanceOf(Later);
     expect(await outcome).toEqual({ decision: 'ask', failure: undefined });
     expect(fold.folded).toEqual(['p2:ask']);
     const rejected = await run([() => undefined, () => Promise.reject(new Error('late'))]);

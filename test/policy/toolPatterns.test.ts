@@ -12,7 +12,7 @@ const tool = (name: string) => defineTool({ name, description: name, input: z.ob
 /** What a tool-pattern policy decides for a tool name, with the rest of the chain allowing. */
 async function decide(policy: PrePolicy, name: string): Promise<PreDecision['decision'] | undefined> {
   const ctx = { call: { id: '1', name, args: {} }, tool: tool(name), args: {}, input: {}, index: 0, signal: new AbortController().signal };
-  const verdict = await policy(ctx as never, async () => ({ decision: 'allow' }));
+  const verdict = (await policy(ctx as never, (async () => ({ decision: 'allow' })) as never)) as PreDecision | undefined;
   return verdict?.decision;
 }
 

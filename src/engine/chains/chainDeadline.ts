@@ -1,17 +1,20 @@
 import type { SchedulerLike, Unsubscribable } from 'rxjs';
 import { Abort } from '../../stream/abortScope.js';
 import type { AbortScope } from '../../types/abortScope.js';
+import { Later, type MaybeLater } from '../../util/later.js';
 import { Deadlines } from '../pool/deadlines.js';
-import type { MaybePromise, WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
+import type { PendingAnswers, WaterfallFailure, WaterfallFold, WaterfallOutcome } from './waterfall.js';
 
 /** How a chain the stage stopped (run ended, unsubscribed) failed: `policy "…" was stopped: …`. */
 const STOPPED = 'was stopped: the run ended';
 
 /**
- * Bounds one call's policy chain: its `signal` (what the policies see) aborts when the stage stops
- * (run aborted, unsubscribed) or when `ms` pass, and `race` then settles the chain as failed at once. A
- * policy that never settles therefore fails closed instead of holding the call (and every barrier
- * behind it) forever. Once `race` settled, no timer or listener is left.
+ * Bounds one call's chain: when the stage stops (run aborted, unsubscribed) or `ms` pass (on the
+ * stage's scheduler: virtual time too), `race` cancels every answer still pending (unsubscribes the
+ * streams, most recent first; a promise's late answer is ignored) and settles the chain as failed at
+ * once, and then its `signal` (what the members see) aborts. A member that never answers
+ * therefore fails closed instead of holding the call (and every barrier behind it) forever. Once
+ * `race` settled, no timer, listener or subscription is left.
  */
 export class ChainDeadline {
   /** Its signal is created when a policy first reads `ctx.signal` (most never look); the first stop's reason wins. */
@@ -20,8 +23,8 @@ export class ChainDeadline {
   private readonly unlisten: () => void;
   /** Settles the race early; set while it runs. */
   private settleEarly: ((failure: WaterfallFailure) => void) | undefined = undefined;
-  /** The positions (in `names`) of the chain's policies still running, most recent last: the chain keeps it. */
-  readonly pending = new Set<number>();
+  /** The chain's members still answering, by position (in `names`), most recent last: the chain keeps it. */
+  readonly pending: PendingAnswers = new Map();
 
   constructor(
     scope: AbortScope,
@@ -39,24 +42,35 @@ export class ChainDeadline {
   }
 
   /**
-   * Settles with `chain` (run with `pending` as its pending set), or when stopped with the decision
-   * `folder` has folded so far and a failure blaming the most recent pending policy. A chain that
-   * already decided (a value, not a promise) is its outcome at once, as a value.
+   * Settles with `chain` (run with `pending` as its pending map), or when stopped with the decision
+   * `folder` has folded so far and a failure blaming the most recent pending member. A chain that
+   * already decided (a value, not a `Later`) is its outcome at once, as a value: nothing is armed.
    */
-  race<D>(chain: MaybePromise<WaterfallOutcome<D>>, folder: Pick<WaterfallFold<D>, 'current'>): MaybePromise<WaterfallOutcome<D>> {
+  race<D>(chain: MaybeLater<WaterfallOutcome<D>>, folder: Pick<WaterfallFold<D>, 'current'>): MaybeLater<WaterfallOutcome<D>> {
     const failed = (failure: WaterfallFailure): WaterfallOutcome<D> => ({ decision: folder.current(), failure });
-    if (!(chain instanceof Promise)) {
+    if (!(chain instanceof Later)) {
       // The chain decided at once: nothing to race, no timer armed — unless the stage had already stopped.
       const outcome = !this.stopped.aborted ? chain : failed({ policy: this.blame(), message: STOPPED, cause: undefined });
       this.dispose();
       return outcome;
     }
-    return new Promise<WaterfallOutcome<D>>((resolve) => {
-      this.settleEarly = (failure) => resolve(failed(failure));
-      if (this.stopped.aborted) this.stop(STOPPED, this.stopped.reason);
-      else if (this.ms !== undefined) this.timer = this.timers.add(this, this.ms);
-      chain.then(resolve, (error: unknown) => resolve(failed({ policy: this.blame(), message: 'failed', cause: error })));
-    }).finally(() => this.dispose());
+    const raced = new Later<WaterfallOutcome<D>>();
+    const settle = (outcome: WaterfallOutcome<D>) => {
+      if (raced.settled) return;
+      this.dispose();
+      raced.resolve(outcome);
+    };
+    this.settleEarly = (failure) => {
+      this.cancelPending();
+      settle(failed(failure));
+    };
+    if (this.stopped.aborted) {
+      this.stop(STOPPED, this.stopped.reason);
+      return raced;
+    }
+    chain.then(settle, (error: unknown) => settle(failed({ policy: this.blame(), message: 'failed', cause: error })));
+    if (!raced.settled && this.ms !== undefined) this.timer = this.timers.add(this, this.ms);
+    return raced;
   }
 
   /** The chain's time is up. */
@@ -67,12 +81,20 @@ export class ChainDeadline {
   }
 
   private stop(message: string, reason: unknown): void {
-    this.stopped.abort(reason); // a later stop (a timeout after the stage stopped) keeps the first reason
+    // Settled first: a member that answers its signal's abort synchronously (a stream erroring on it)
+    // must not turn "did not decide within …" into its own failure.
     this.settleEarly?.({ policy: this.blame(), message, cause: undefined });
+    this.stopped.abort(reason); // a later stop (a timeout after the stage stopped) keeps the first reason
+  }
+
+  /** Stops waiting for every pending answer, most recent first: their streams are unsubscribed now. */
+  private cancelPending(): void {
+    const answers = [...this.pending.values()];
+    for (let i = answers.length - 1; i >= 0; i--) answers[i]?.cancel();
   }
 
   private blame(): string {
-    const last = [...this.pending].pop();
+    const last = [...this.pending.keys()].pop();
     return last === undefined ? '(chain)' : (this.names[last] ?? '(chain)');
   }
 

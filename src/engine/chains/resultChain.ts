@@ -6,8 +6,11 @@ import { toResult } from '../stages/result.js';
 import { ChainDeadline, chainTimers } from './chainDeadline.js';
 import { ChainsByTool, type Chain } from './chainsByTool.js';
 import { concurrentStage } from './concurrentStage.js';
-import { answerOf, thenOrNow, type MaybePromise, type WaterfallFailure, type WaterfallOutcome } from './waterfall.js';
+import { answerOf, laterOrNow, type PendingAnswers, type WaterfallFailure, type WaterfallOutcome } from './waterfall.js';
+import { ChainAnswer } from '../../stream/chainAnswer.js';
 import { describeValue } from '../../util/describe.js';
+import { Later, type MaybeLater } from '../../util/later.js';
+import type { NextAnswer } from '../../types/answer.js';
 import type { ResultDraft, ResultMiddleware } from '../../types/resultChain.js';
 import type { ToolResult } from '../../types/toolResult.js';
 
@@ -43,8 +46,9 @@ export function resultChain(settings: ResultChainSettings, signal: AbortSignal |
         renderRecordContent(record); // an `ok` value that cannot be rendered is an `invalid_output` now
         const draft = new Draft(record);
         const deadline = new ChainDeadline(scope, chain.names, policyTimeoutMs, timers);
-        const outcome = deadline.race(runResultChain(chain, draft, deadline.pending), { current: () => draft });
-        return thenOrNow(outcome, ({ failure }) => wrapped(record, draft, failure));
+        const retried = (policy: string) => record.addTrace({ stage: 'result', event: 'retry_refused', policy });
+        const outcome = deadline.race(runResultChain(chain, draft, deadline.pending, retried), { current: () => draft });
+        return laterOrNow(outcome, ({ failure }) => wrapped(record, draft, failure));
       } catch {
         return; // the stage's own machinery failed (a bug): the result goes on as it is, as post-execute's does
       }
@@ -57,50 +61,54 @@ export function resultChain(settings: ResultChainSettings, signal: AbortSignal |
 /**
  * Runs `chain` over `draft`, koa-compose's shape with one difference: a middleware that returns without
  * calling `next()` has the rest run after it (none can skip a later one). `next()` runs the rest and
- * resolves to the draft; the part a middleware started always finishes before its own answer counts.
- * A throw, a rejection, an answer that is neither nothing nor the draft, or `next()` twice is the
- * chain's failure (the first one is reported). Synchronous while every middleware answers at once
- * (see `runWaterfall`). Never throws or rejects.
+ * gives the draft as a `NextAnswer` (await it or pipe it); the part a middleware started always
+ * finishes before its own answer counts. A middleware answers with a value, a promise, or a stream
+ * whose first value counts (see `toAnswer`). A throw, a rejection, a stream's error, a stream that
+ * completed without answering, an answer that is neither nothing nor the draft, or `next()` twice is
+ * the chain's failure (the first one is reported); subscribing again to what `next()` gave after it
+ * failed is told to `onRetry` and gets the same error. Synchronous while every middleware answers at
+ * once (see `runWaterfall`). Never throws or rejects.
  */
 export function runResultChain(
   { middleware, names }: Chain<ResultMiddleware>,
   draft: ResultDraft,
-  /** The positions of the middleware still running, most recent last (to blame one on a timeout). */
-  pending: Set<number>,
-): MaybePromise<WaterfallOutcome<ResultDraft>> {
+  /** The middleware still answering (to blame one on a timeout, and to cancel their streams). */
+  pending: PendingAnswers,
+  /** Told when a middleware subscribed again to what its `next()` gave after that failed. */
+  onRetry?: (policy: string) => void,
+): MaybeLater<WaterfallOutcome<ResultDraft>> {
   let failure: WaterfallFailure | undefined;
   const fail = (policy: string, message: string, cause: unknown) => {
     failure ??= { policy, message, cause };
   };
 
-  const dispatch = (i: number): MaybePromise<void> => {
+  const dispatch = (i: number): MaybeLater<void> => {
     if (i === middleware.length) return;
     const name = names[i]!;
     let called = false;
-    let downstream: MaybePromise<void>;
-    const handOver = (): MaybePromise<void> => {
+    let downstream: MaybeLater<void>;
+    const handOver = (): MaybeLater<void> => {
       called = true;
       return (downstream = dispatch(i + 1));
     };
-    const next = (): Promise<ResultDraft> => {
+    const next = (): NextAnswer<ResultDraft> => {
+      const retried = onRetry === undefined ? undefined : () => onRetry(name);
       if (called) {
         fail(name, 'called next() twice', undefined);
-        return refused(new Error(`next() called twice in result middleware "${name}"`));
+        return new ChainAnswer<ResultDraft>(Later.rejected(new Error(`next() called twice in result middleware "${name}"`)), retried);
       }
-      return Promise.resolve(handOver()).then(() => draft);
+      return new ChainAnswer(laterOrNow(handOver(), () => draft), retried);
     };
-    /** Its answer is in (or its promise settled): the rest of the chain runs now if it has not. */
-    const settle = (returned: unknown): MaybePromise<void> => {
-      pending.delete(i);
+    /** Its answer is in: the rest of the chain runs now if it has not. */
+    const settle = (returned: unknown): MaybeLater<void> => {
       if (returned !== undefined && returned !== draft) fail(name, `returned ${describeValue(returned)}, which is not the draft`, returned);
       return called ? downstream : handOver();
     };
 
-    pending.add(i);
-    return answerOf(middleware[i]!, draft, next, name, fail, settle);
+    return answerOf(middleware[i]!, draft, next, i, name, pending, fail, settle);
   };
 
-  return thenOrNow(dispatch(0), () => ({ decision: draft, failure }));
+  return laterOrNow(dispatch(0), () => ({ decision: draft, failure }));
 }
 
 /** The chain settled: its draft becomes the record's content, value and meta, or the output is withheld. */
@@ -122,13 +130,6 @@ function wrapped(record: CallRecord, draft: Draft, failure: WaterfallFailure | u
   record.content = content;
   if (record.status === 'ok') record.value = draft.value;
   if (record.meta !== undefined || Object.keys(meta).length > 0) record.meta = meta;
-}
-
-/** A `next()` that refuses: rejected, and marked handled (a middleware that ignores it has failed already). */
-function refused(error: Error): Promise<never> {
-  const promise = Promise.reject(error);
-  promise.catch(() => undefined);
-  return promise;
 }
 
 /** The draft of one record's result: its changeable parts, and the result as built before the chain (on first read). */

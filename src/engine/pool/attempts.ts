@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AttemptError } from '../../types/retry.js';
 import { describeError } from '../../util/describe.js';
+import { Later } from '../../util/later.js';
 import { outcomeOf } from '../../util/outcome.js';
 import { mayRetry, retryDelay } from '../../tool/schedule/retry.js';
 import type { CallRecord } from '../records/callRecord.js';
@@ -93,9 +94,11 @@ export class Attempts implements ExecuteHost {
    */
   private check(record: CallRecord, checks: readonly StartCheckEntry[]): void {
     const run = record.run!;
+    const refusal = runStartChecks(checks, record.args, run);
+    if (!(refusal instanceof Later)) return this.checked(record, run, refusal); // answered at once: no timer
     const limit = this.settings.policyTimeoutMs;
     if (limit !== undefined) run.timer = this.settings.scheduler.schedule(this.onChecksTimedOut, limit, record);
-    void runStartChecks(checks, record.args, run.signal).then((refusal) => this.checked(record, run, refusal));
+    void refusal.then((outcome) => this.checked(record, run, outcome));
   }
 
   private checksTimedOut(record: CallRecord): void {

@@ -7,6 +7,7 @@ import { concurrentStage, isExclusiveCall, type StageScope } from '../chains/con
 import type { PendingApproval } from '../../types/pendingApproval.js';
 import type { ToolError } from '../../types/toolError.js';
 import { allowsEveryCall } from './preExecute.js';
+import { thenOrNow, type MaybeLater } from '../../util/later.js';
 
 /**
  * The guard stage: enforces the decision pre-execute folded for each call. Nothing that is not allowed
@@ -32,7 +33,7 @@ export function guard(settings: GuardSettings, batch: BatchCancel): MonoTypeOper
   if (allowsEveryCall(settings)) return identity;
   const { approve, approvalTimeoutMs, scheduler } = settings;
 
-  const enforce = (record: CallRecord, stage: StageScope): void | Promise<void> => {
+  const enforce = (record: CallRecord, stage: StageScope): MaybeLater<void> => {
     if (record.status !== undefined) return;
     const cancelled = batch.cancellationOf(record);
     if (cancelled !== undefined) return record.cancel(cancelled); // nobody is asked for a cancelled turn
@@ -55,7 +56,8 @@ export function guard(settings: GuardSettings, batch: BatchCancel): MonoTypeOper
       reasons,
     });
     record.hooks?.approvalRequested(record, reasons);
-    return requestApproval(approve, request, batch.scopeFor(stage, record), approvalTimeoutMs, scheduler).then((outcome) => {
+    // At once when the approver answered at once; else the moment its answer (or the timeout) comes.
+    return thenOrNow(requestApproval(approve, request, batch.scopeFor(stage, record), approvalTimeoutMs, scheduler), (outcome) => {
       const answer = outcome.approved ? 'allowed-once' : outcome.suspended ? 'suspend' : outcome.code;
       record.addTrace({ stage: 'approval', event: 'answer', answer });
       record.hooks?.approvalAnswered(record, outcome.approved, answer);

@@ -5,7 +5,8 @@ import type { CallRecord } from '../records/callRecord.js';
 import { ChainDeadline, chainTimers } from '../chains/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../chains/concurrentStage.js';
 import { renderRecordContent } from '../recordContent.js';
-import { runWaterfall, thenOrNow, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
+import { laterOrNow, runWaterfall, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
+import type { Later } from '../../util/later.js';
 import type { PostContext, PostDecision } from '../../types/policy.js';
 import type { ToolCall } from '../../types/toolCall.js';
 
@@ -50,13 +51,13 @@ export function postExecute(settings: PostSettings, signal: AbortSignal | undefi
   };
 
   /** Runs the post chain over one result: synchronously while every policy answers at once (see `runWaterfall`). */
-  const judge = (record: CallRecord, scope: StageScope, startedAt: number): void | Promise<void> => {
+  const judge = (record: CallRecord, scope: StageScope, startedAt: number): void | Later<void> => {
     const folder = new PostFold(record);
     const call: ToolCall = Object.freeze({ id: record.id, name: record.name, args: record.rawArgs });
     const deadline = new ChainDeadline(scope, postNames, policyTimeoutMs, timers);
     const view = new PostView(record, call, folder, deadline);
     const chain = runWaterfall(post, postNames, postNames.map(() => view), folder, 'post', deadline.pending);
-    return thenOrNow(deadline.race(chain, folder), ({ failure }) => judged(record, folder, failure, startedAt));
+    return laterOrNow(deadline.race(chain, folder), ({ failure }) => judged(record, folder, failure, startedAt));
   };
 
   const judged = (record: CallRecord, folder: PostFold, failure: WaterfallFailure | undefined, startedAt: number): void => {
@@ -133,6 +134,10 @@ class PostFold implements WaterfallFold<PostDecision> {
 
   end(): PostDecision {
     return { kind: 'accept' };
+  }
+
+  retryRefused(policy: string): void {
+    this.record.addTrace({ stage: 'post', event: 'retry_refused', policy });
   }
 
   fold(policy: string, decision: PostDecision): PostDecision {

@@ -9,7 +9,8 @@ import { concurrentStage, isExclusiveCall, type StageScope } from '../chains/con
 import { describeError } from '../../util/describe.js';
 import { formatIssues } from '../../util/formatIssues.js';
 import { deepFreeze, snapshotValue } from '../../util/snapshot.js';
-import { runWaterfall, thenOrNow, type WaterfallFold, type WaterfallOutcome } from '../chains/waterfall.js';
+import { laterOrNow, runWaterfall, type WaterfallFold, type WaterfallOutcome } from '../chains/waterfall.js';
+import { Later } from '../../util/later.js';
 import type { AbortScope } from '../../types/abortScope.js';
 import type { Decision } from '../../types/decision.js';
 import type { PreContext, PreDecision, StartCheck } from '../../types/policy.js';
@@ -42,7 +43,7 @@ export function preExecute(settings: PreSettings, batch: BatchCancel): MonoTypeO
   const timers = chainTimers(scheduler); // idle (no timer) whenever no chain is running
 
   /** Decides one call: synchronously while every policy answers at once (see `runWaterfall`). */
-  const decide = (record: CallRecord, stage: StageScope): void | Promise<void> => {
+  const decide = (record: CallRecord, stage: StageScope): void | Later<void> => {
     const cancelled = batch.cancellationOf(record);
     if (cancelled !== undefined) return record.cancel(cancelled); // no policy runs for a cancelled turn
     // Aborts when the run does, and when this call's turn is cancelled.
@@ -54,7 +55,7 @@ export function preExecute(settings: PreSettings, batch: BatchCancel): MonoTypeO
     const contexts = preNames.map((policy) => new PolicyContext(record, call, deadline, policy));
     // A policy may rewrite only until it hands over: the policies after it decide on what they saw.
     const chain = runWaterfall(pre, preNames, contexts, folder, 'pre', deadline.pending, (i) => contexts[i]!.seal());
-    return thenOrNow(deadline.race(chain, folder), (outcome) => decided(record, scope, contexts, outcome));
+    return laterOrNow(deadline.race(chain, folder), (outcome) => decided(record, scope, contexts, outcome));
   };
 
   const decided = (record: CallRecord, scope: AbortScope, contexts: readonly PolicyContext[], { decision, failure }: WaterfallOutcome<PreDecision>): void => {
@@ -89,11 +90,11 @@ export function preExecute(settings: PreSettings, batch: BatchCancel): MonoTypeO
     }
   };
 
-  const decideOrFail = (record: CallRecord, scope: StageScope): void | Promise<void> => {
+  const decideOrFail = (record: CallRecord, scope: StageScope): void | Later<void> => {
     if (record.status !== undefined) return;
     try {
       const deciding = decide(record, scope);
-      if (deciding instanceof Promise) return deciding.catch((error: unknown) => stageFailed(record, error));
+      if (deciding instanceof Later) return deciding.then(undefined, (error: unknown) => stageFailed(record, error));
     } catch (error) {
       stageFailed(record, error);
     }
@@ -224,6 +225,10 @@ class PreFold implements WaterfallFold<PreDecision> {
 
   end(): PreDecision {
     return { decision: this.defaultDecision };
+  }
+
+  retryRefused(policy: string): void {
+    this.record.addTrace({ stage: 'pre', event: 'retry_refused', policy });
   }
 
   fold(policy: string, { decision, reason }: PreDecision): PreDecision {

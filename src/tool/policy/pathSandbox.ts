@@ -3,7 +3,7 @@ import { describeError } from '../../util/describe.js';
 import { formatPath } from '../../util/formatIssues.js';
 import { GlobSet } from '../../util/glob.js';
 import { realLocation } from '../../util/realLocation.js';
-import type { PreDecision, PrePolicy, StartVerdict } from '../../types/policy.js';
+import type { PreContext, PreDecision, PrePolicy, StartCheck, StartVerdict } from '../../types/policy.js';
 import { DEFAULT_PATH_KEYS, PathKeys, setAt, type FoundPath, type PathScan } from './pathArguments.js';
 
 /**
@@ -45,6 +45,13 @@ export interface PathSandboxOptions {
  *    not take (a transform that makes it relative again).
  * 4. The check is repeated immediately before the body starts (`ctx.beforeStart`): approvals can take
  *    minutes, and a file swapped for a symbolic link meanwhile is caught.
+ *
+ * 5. It answers synchronously when it can: for a tool it does not apply to, and for a call that holds
+ *    no path (nor a value under a path key that is not one), in the arguments as sent and as the body
+ *    receives them. A call that holds a path is answered later (a promise): resolving symbolic links
+ *    (`realpath`) is I/O, and doing it synchronously would block the event loop. So a chain with
+ *    `pathSandbox` stays synchronous, and follows a virtual-time scheduler, only for calls without
+ *    paths; for the others it waits for the file system, in real time.
  *
  * What remains is the body's own open: between the last check and the moment the body opens the
  * file, another process could swap a path component for a link. Close that race where it matters by
@@ -114,17 +121,35 @@ export function pathSandbox(options: PathSandboxOptions): PrePolicy {
     }
   };
 
-  const policy: PrePolicy = async (ctx) => {
+  // 4. Again when the body is about to start: minutes may have passed. Synchronous without paths.
+  const stillInside: StartCheck = (args) => {
+    const scan = pathKeys.scan(args);
+    if ('notAPath' in scan) return notAPath(scan) as StartVerdict;
+    if (scan.paths.length === 0) return undefined;
+    return realRootNow().then((realRoot) => checkReceived(scan.paths, realRoot) as Promise<StartVerdict | undefined>);
+  };
+
+  const policy: PrePolicy = (ctx) => {
     if (!applies.matches(ctx.call.name)) return undefined;
+    const sent = pathKeys.scan(ctx.input);
+    if ('notAPath' in sent) return notAPath(sent);
+    if (sent.paths.length > 0) return confineCall(ctx, sent.paths);
+    const received = pathKeys.scan(ctx.args);
+    if ('notAPath' in received) return notAPath(received);
+    if (received.paths.length > 0) return confineCall(ctx, sent.paths);
+    ctx.beforeStart(stillInside); // no path now; a later policy's rewrite may add one
+    return undefined;
+  };
+
+  /** A call that holds paths: confined against the real root (I/O, so a promise). */
+  const confineCall = async (ctx: PreContext, sentPaths: readonly FoundPath[]): Promise<PreDecision | undefined> => {
     const realRoot = await realRootNow();
 
     // 1–2. The input form — what the model sent, which rewriteArgs takes — made absolute.
-    const sent = pathKeys.scan(ctx.input);
-    if ('notAPath' in sent) return notAPath(sent);
-    const confined = await confineAll(sent.paths, realRoot);
+    const confined = await confineAll(sentPaths, realRoot);
     if ('denied' in confined) return confined.denied;
     let input = ctx.input;
-    sent.paths.forEach((found, i) => {
+    sentPaths.forEach((found, i) => {
       if (confined.absolutes[i] !== found.value) input = setAt(input, found.at, confined.absolutes[i]);
     });
     if (input !== ctx.input) ctx.rewriteArgs(input);
@@ -144,12 +169,7 @@ export function pathSandbox(options: PathSandboxOptions): PrePolicy {
     const denial = await checkReceived(received.paths, realRoot);
     if (denial !== undefined) return denial;
 
-    // 4. Again when the body is about to start: minutes may have passed.
-    ctx.beforeStart(async (args) => {
-      const scan = pathKeys.scan(args);
-      if ('notAPath' in scan) return notAPath(scan) as StartVerdict;
-      return (await checkReceived(scan.paths, await realRootNow())) as StartVerdict | undefined;
-    });
+    ctx.beforeStart(stillInside);
     return undefined;
   };
 

@@ -14,7 +14,8 @@ import type { Approver } from '../../types/policy.js';
  * ```
  */
 export function suspendApprovals(): Approver {
-  return async function suspendApprovals() {
+  // A plain answer, not a promise: the call is suspended synchronously (and in virtual time, at once).
+  return function suspendApprovals() {
     return 'suspend';
   };
 }

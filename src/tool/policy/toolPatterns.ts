@@ -1,5 +1,7 @@
+import { toAnswer } from '../../stream/answer.js';
 import { GlobSet } from '../../util/glob.js';
-import type { PrePolicy } from '../../types/policy.js';
+import { thenOrNow } from '../../util/later.js';
+import type { PreDecision, PrePolicy } from '../../types/policy.js';
 
 // Tightening rules match regardless of case, so `Delete_Repo` cannot slip past `delete_*`; the
 // loosening rule (allowTools) matches exactly, so it admits only the names that were written.
@@ -35,7 +37,9 @@ export function denyTools(patterns: readonly string[], reason?: string): PrePoli
  * Asks for approval of calls to tools matching `patterns`. It lets the rest of the chain decide first
  * (`next()`) and only tightens what comes back: a later policy's `deny` stands, so asking can never
  * be used to get around a stricter policy such as a path sandbox. Matching ignores case, as
- * {@link denyTools}' does.
+ * {@link denyTools}' does. A call it does not match passes on at once; for one it matches, it answers
+ * as soon as the rest of the chain has: at once when the rest answered at once (the chain stays
+ * synchronous), else when the rest's answer comes.
  *
  * @throws {TypeError} for an empty or non-string pattern.
  *
@@ -46,11 +50,13 @@ export function denyTools(patterns: readonly string[], reason?: string): PrePoli
  */
 export function askTools(patterns: readonly string[], reason?: string): PrePolicy {
   const globs = new GlobSet(patterns, TIGHTENING);
-  return named(`askTools(${globs.patterns.join(', ')})`, async (ctx, next) => {
-    const downstream = await next();
+  return named(`askTools(${globs.patterns.join(', ')})`, (ctx, next) => {
     const match = globs.firstMatch(ctx.call.name);
-    if (match === undefined || downstream.decision === 'deny') return undefined;
-    return { decision: 'ask', reason: reason ?? `"${ctx.call.name}" matches ${match}` };
+    if (match === undefined) return undefined; // passing on is delegating: the rest decides
+    // A `next()` that has settled is read at once, without subscribing; a pending one is waited for.
+    return thenOrNow(toAnswer(next()), (downstream): PreDecision | undefined =>
+      downstream.decision === 'deny' ? undefined : { decision: 'ask', reason: reason ?? `"${ctx.call.name}" matches ${match}` },
+    );
   });
 }
 
