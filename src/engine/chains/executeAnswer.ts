@@ -1,13 +1,15 @@
 import type { Subscriber, TeardownLogic } from 'rxjs';
 import { ChainAnswer } from '../../stream/chainAnswer.js';
 import { Later, type MaybeLater } from '../../util/later.js';
-import { outcomeOf } from '../../util/outcome.js';
+import { outcome, outcomeOf } from '../../util/outcome.js';
 
-/** How an output settled: its value (a streamed one as an `outcome.streamed` of its items), or the error it failed with. */
+/** How an output settled: its value (a streamed one's: its items), or the error it failed with. */
 export class Settled {
   constructor(
     readonly ok: boolean,
     readonly value: unknown,
+    /** `value` is a stream's items, collected. */
+    readonly streamed = false,
   ) {}
 }
 
@@ -82,7 +84,7 @@ export class ExecuteAnswer extends ChainAnswer<unknown> {
   #errorSeen = false;
 
   constructor(outcome: MaybeLater<Settled>, feed: OutputFeed | undefined, onRetry?: () => void) {
-    super(outcome instanceof Later ? outcome.then(unwrap) : outcome.ok ? outcome.value : Later.rejected(outcome.value));
+    super(outcome instanceof Later ? outcome.then(unwrap) : outcome.ok ? unwrap(outcome) : Later.rejected(outcome.value));
     this.#outcome = outcome;
     this.#feed = feed;
     this.#onRetry = onRetry;
@@ -138,7 +140,8 @@ export class ExecuteAnswer extends ChainAnswer<unknown> {
   }
 }
 
+/** What the promise form gives: the value, a stream's items as a `Streamed` (as `await next()` always gave), or the error. */
 function unwrap(settled: Settled): unknown {
-  if (settled.ok) return settled.value;
-  throw settled.value;
+  if (!settled.ok) throw settled.value;
+  return settled.streamed ? outcome.streamed(settled.value as readonly unknown[]) : settled.value;
 }

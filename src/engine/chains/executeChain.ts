@@ -270,10 +270,8 @@ class AttemptChain {
     const { host, record, run, failure } = this;
     if (failure !== undefined) return host.chainFailed(record, run, { ...failure, bodyRan: this.bodyRan });
     if (!settled.ok) return host.rejectBody(record, run, settled.value, this.bodyPartial); // the body's own error (see decide)
-    // Every object output was collected (`collect`): a streamed one is a `Streamed` of the kept items.
-    const streamed = outcomeOf(settled.value);
-    if (streamed?.kind === 'streamed') host.resolveBody(record, run, streamed.items, true);
-    else host.resolveBody(record, run, settled.value, false);
+    // Every object output was collected (`collect`): a streamed one's value is the kept items.
+    host.resolveBody(record, run, settled.value, settled.streamed);
   }
 }
 

@@ -1,5 +1,4 @@
 import { Later, type MaybeLater } from '../../util/later.js';
-import { outcome } from '../../util/outcome.js';
 import type { BodyRun } from '../pool/bodyRun.js';
 import type { BodySink } from '../pool/invokeBody.js';
 import type { CallRecord } from '../records/callRecord.js';
@@ -28,7 +27,7 @@ export class Collector implements BodySink {
     if (run !== this.run) return;
     // A stream its abort cut short (an async iterable ends quietly): not the whole output.
     if (streamed && run.aborted) this.settle(new Settled(false, run.signal.reason));
-    else this.settle(new Settled(true, streamed ? outcome.streamed(value as readonly unknown[]) : value));
+    else this.settle(new Settled(true, value, streamed));
   }
 
   rejectBody(_record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void {
