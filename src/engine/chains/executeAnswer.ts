@@ -1,7 +1,8 @@
-import type { Subscriber, TeardownLogic } from 'rxjs';
+import { Observable, type Subscriber, type TeardownLogic } from 'rxjs';
 import { ChainAnswer } from '../../stream/chainAnswer.js';
+import type { NextAnswer } from '../../types/answer.js';
 import { Later, type MaybeLater } from '../../util/later.js';
-import { outcome, outcomeOf } from '../../util/outcome.js';
+import { outcome } from '../../util/outcome.js';
 
 /** How an output settled: its value (a streamed one's: its items), or the error it failed with. */
 export class Settled {
@@ -67,9 +68,10 @@ function tell(listener: Listener, items: readonly unknown[]): void {
 
 /**
  * What `next()` gives an execute middleware: the rest of the chain and the body, already running (its
- * outcome is `outcome`), as a {@link ChainAnswer} whose Observable form is the output's **items**:
+ * outcome is `outcome`), as a {@link NextAnswer} whose Observable form is the output's **items**:
  *
- * 1. Awaited (`then`), it is the output as a body's: the value, or the items collected (`Streamed`).
+ * 1. Awaited (`then`), it is the output as a body's: the value, or the items collected (`Streamed`),
+ *    through a {@link ChainAnswer} made on first use (so a native promise only when one is asked for).
  * 2. Subscribed, it emits the streamed items as they come (those the collector keeps): a subscriber
  *    that comes late is given the items kept so far, then the live ones; then it completes when the
  *    output did. A value output is emitted once. A failure is the error, after the items that came.
@@ -77,14 +79,17 @@ function tell(listener: Listener, items: readonly unknown[]): void {
  * 4. A subscription after a subscriber has seen the failure is a retry: it gets the same error (by
  *    identity, no items again), and `onRetry` is told (the chain traces `retry_refused`).
  */
-export class ExecuteAnswer extends ChainAnswer<unknown> {
+export class ExecuteAnswer extends Observable<unknown> implements NextAnswer<unknown> {
   readonly #outcome: MaybeLater<Settled>;
   readonly #feed: OutputFeed | undefined;
   readonly #onRetry: (() => void) | undefined;
-  #errorSeen = false;
+  /** The failure a subscriber has seen: any later subscription is a retry. */
+  #seen: Settled | undefined = undefined;
+  /** The promise form, made on first `then`/`catch`/`finally`. */
+  #promised: ChainAnswer<unknown> | undefined = undefined;
 
   constructor(outcome: MaybeLater<Settled>, feed: OutputFeed | undefined, onRetry?: () => void) {
-    super(outcome instanceof Later ? outcome.then(unwrap) : outcome.ok ? unwrap(outcome) : Later.rejected(outcome.value));
+    super();
     this.#outcome = outcome;
     this.#feed = feed;
     this.#onRetry = onRetry;
@@ -100,42 +105,66 @@ export class ExecuteAnswer extends ChainAnswer<unknown> {
   }
 
   /** @internal RxJS calls it for each subscriber. */
-  protected override _subscribe(subscriber: Subscriber<unknown>): TeardownLogic {
-    const now = this.now();
-    if (now !== undefined && !now.ok && this.#errorSeen) {
+  protected _subscribe(subscriber: Subscriber<unknown>): TeardownLogic {
+    if (this.#seen !== undefined) {
       this.#onRetry?.();
-      subscriber.error(now.error);
+      subscriber.error(this.#seen.value);
       return;
     }
     const listener: Listener = { subscriber, delivered: 0 };
     const feed = this.#feed?.source();
-    if (now !== undefined) {
+    const outcome = this.#outcome;
+    if (!(outcome instanceof Later)) {
       if (feed !== undefined) tell(listener, feed.kept);
-      this.#end(listener);
+      this.#end(listener, outcome);
       return;
     }
     feed?.listen(listener);
-    const end = () => {
+    const end = (settled: Settled) => {
       feed?.unlisten(listener);
-      this.#end(listener);
+      this.#end(listener, settled);
     };
-    (this.#outcome as Later<Settled>).then(end, end);
+    outcome.then(end, (error: unknown) => end(new Settled(false, error)));
     return () => feed?.unlisten(listener);
   }
 
+  then<R1 = unknown, R2 = never>(
+    onValue?: ((value: unknown) => R1 | PromiseLike<R1>) | null,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as Promise<T> declares it
+    onError?: ((reason: any) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.#promise().then(onValue, onError);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as Promise<T> declares it
+  catch<R = never>(onError?: ((reason: any) => R | PromiseLike<R>) | null): Promise<unknown> {
+    return this.#promise().catch(onError);
+  }
+
+  finally(onFinally?: (() => void) | null): Promise<unknown> {
+    return this.#promise().finally(onFinally);
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'NextAnswer';
+  }
+
+  #promise(): ChainAnswer<unknown> {
+    const outcome = this.#outcome;
+    return (this.#promised ??= new ChainAnswer(outcome instanceof Later ? outcome.then(unwrap) : outcome.ok ? unwrap(outcome) : Later.rejected(outcome.value)));
+  }
+
   /** The rest of the chain has ended: the items `listener` lacks, then `complete()`; or its value once; or the error. */
-  #end(listener: Listener): void {
+  #end(listener: Listener, settled: Settled): void {
     const { subscriber } = listener;
     if (subscriber.closed) return;
-    const now = this.now()!;
-    if (!now.ok) {
-      this.#errorSeen = true;
-      subscriber.error(now.error);
+    if (!settled.ok) {
+      this.#seen = settled;
+      subscriber.error(settled.value);
       return;
     }
-    const streamed = outcomeOf(now.value);
-    if (streamed?.kind === 'streamed') tell(listener, streamed.items as readonly unknown[]);
-    else if (listener.delivered === 0) subscriber.next(now.value);
+    if (settled.streamed) tell(listener, settled.value as readonly unknown[]);
+    else if (listener.delivered === 0) subscriber.next(settled.value);
     subscriber.complete();
   }
 }
