@@ -75,10 +75,8 @@ class AttemptChain {
   readonly attempt: number;
   /** What the middleware of the attempt see as `ctx.signal` (unless one tightened it): the attempt's run, aborted. */
   private readonly scope = new Abort();
-  private bodyRan = false;
-  private bodyFailed = false;
-  private bodyError: unknown = undefined;
-  private bodyPartial: readonly unknown[] | undefined = undefined;
+  /** The body's output, once it ran in this attempt: how it settled tells the body's error (by identity) from the chain's. */
+  private bodyOutput: Collector | undefined = undefined;
   private failure: { readonly policy: string; readonly message: string; readonly cause: unknown } | undefined = undefined;
   private ended = false;
   /** Listeners on signals given to `next()`, removed once the attempt reported (the signal may live long). */
@@ -145,7 +143,8 @@ class AttemptChain {
     }
     return thenOrNow(output, (own) => {
       if (state === 'open') state = 'settled';
-      return thenOrNow(downstream, () => this.decide(name, own));
+      // What it started must have finished too (its output passed through: it has).
+      return output === downstream || downstream === undefined ? this.decide(name, own) : thenOrNow(downstream, () => this.decide(name, own));
     });
   }
 
@@ -154,7 +153,9 @@ class AttemptChain {
    * A typed outcome it ended with (`outcome.unknown`, `outcome.suspended`), thrown or returned, stands.
    */
   private decide(name: string, own: Settled): Settled {
-    if (this.failure === undefined && !own.ok && !(this.bodyFailed && own.value === this.bodyError) && outcomeOf(own.value) === undefined) {
+    const body = this.bodyOutput?.settled;
+    const bodysError = body !== undefined && !body.ok && own.value === body.value;
+    if (this.failure === undefined && !own.ok && !bodysError && outcomeOf(own.value) === undefined) {
       this.fail(name, `threw: ${describeError(own.value)}`, own.value);
     }
     // Fail closed: once the chain failed, what a middleware further out answers is not used.
@@ -178,18 +179,10 @@ class AttemptChain {
     if (this.ended || this.failure !== undefined || run.done || record.run !== run || record.status !== undefined) {
       return new Settled(false, new Error(`the body of "${record.name}" was not started: its attempt had ended`));
     }
-    this.bodyRan = true;
     const body = new BodyRun(run.exclusive);
-    const collector = this.follow(scope, body, feed);
+    const collector = (this.bodyOutput = this.follow(scope, body, feed));
     invokeBody(collector, record, new ChainedBodyContext(this.host, record, body), this.maxItems, body);
-    return thenOrNow(collector.outcome(), (settled) => {
-      if (!settled.ok) {
-        this.bodyFailed = true;
-        this.bodyError = settled.value;
-        this.bodyPartial = collector.partial;
-      }
-      return settled;
-    });
+    return collector.outcome();
   }
 
   /**
@@ -268,8 +261,8 @@ class AttemptChain {
     this.ended = true;
     if (this.unlisten !== undefined) for (const unlisten of this.unlisten) unlisten();
     const { host, record, run, failure } = this;
-    if (failure !== undefined) return host.chainFailed(record, run, { ...failure, bodyRan: this.bodyRan });
-    if (!settled.ok) return host.rejectBody(record, run, settled.value, this.bodyPartial); // the body's own error (see decide)
+    if (failure !== undefined) return host.chainFailed(record, run, { ...failure, bodyRan: this.bodyOutput !== undefined });
+    if (!settled.ok) return host.rejectBody(record, run, settled.value, this.bodyOutput?.partial); // the body's own error (see decide)
     // Every object output was collected (`collect`): a streamed one's value is the kept items.
     host.resolveBody(record, run, settled.value, settled.streamed);
   }

@@ -10,7 +10,8 @@ import { Settled, type OutputFeed } from './executeAnswer.js';
  * as it comes (the items `next()`'s Observable emits).
  */
 export class Collector implements BodySink {
-  private settled: Settled | undefined = undefined;
+  /** How the output settled, once it has. */
+  settled: Settled | undefined = undefined;
   private later: Later<Settled> | undefined = undefined;
   partial: readonly unknown[] | undefined = undefined;
 
