@@ -1,8 +1,9 @@
 import { map, of, retry, timer, type Observable, type ObservableInput } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, type ExecuteMiddleware, type NextAnswer, type ToolCall, type ToolResult } from '../../src/index.js';
+import { Later } from '../../src/util/later.js';
 
 // Execute middleware in virtual time: what `next()` gives follows the body frame by frame, as an
 // Observable of its streamed items (or of its value), and a chain whose members answer at once stays
@@ -113,12 +114,18 @@ describe('execute middleware in virtual time', () => {
     });
   });
 
-  it('a synchronous body under return next() is answered before subscribe() returns', () => {
+  it('a synchronous body under return next() is answered before subscribe() returns, with no Later waited on', () => {
     const tool = defineTool({ name: 'value', description: 'value', input, mode: 'parallel', execute: () => 'now' });
     const pipeline = createPipeline({ tools: [tool], execute: [(_ctx, next) => next(), (_ctx, next) => next()] });
     const results: ToolResult[] = [];
     let completed = false;
-    of<ToolCall>({ id: 'a', name: 'value', args: { key: 'a' } }).pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), complete: () => (completed = true) });
+    const waited = vi.spyOn(Later.prototype, 'then');
+    try {
+      of<ToolCall>({ id: 'a', name: 'value', args: { key: 'a' } }).pipe(pipeline.operator()).subscribe({ next: (r) => results.push(r), complete: () => (completed = true) });
+      expect(waited).not.toHaveBeenCalled();
+    } finally {
+      waited.mockRestore();
+    }
     expect(results.map(summary)).toEqual([{ status: 'ok', value: 'now', streamed: false }]);
     expect(completed).toBe(true);
   });
