@@ -140,19 +140,21 @@ export type ExecuteNext = (tighten?: Tightening) => NextAnswer<unknown>;
  *
  * A chain whose middleware and body answer at once stays synchronous (the result is out before
  * `subscribe()` returns), and one that waits follows the pipeline's `scheduler`: inside
- * `TestScheduler.run()` a body of `timer(10)` under `return next()` answers at frame 10. It may wrap the body (a span, a timer), retry nothing
- * (retries are the tool's `retry`, and run the chain again), and tighten the body's signal and time
- * limit through `next({ signal, timeoutMs })`. It may also end the attempt with a typed outcome
- * (`outcome.unknown`, `outcome.suspended`, `outcome.streamed`: see `ExecuteOutcome`), returned or
- * thrown, as a body may: that is not a failure of its own.
+ * `TestScheduler.run()` a body of `timer(10)` under `return next()` answers at frame 10.
  *
- * Failures — told apart by identity: a rejection with the very error the body failed with (what
- * `next()` rejected with, re-thrown unchanged) is the body's failure, as if there were no chain
+ * A middleware may wrap the body (a span, a timer), retry nothing (retries are the tool's `retry`, and
+ * run the chain again; a `retry` on `next()` is refused, see {@link ExecuteNext}), and tighten the
+ * body's signal and time limit through `next({ signal, timeoutMs })`. It may also end the attempt
+ * with a typed outcome (`outcome.unknown`, `outcome.suspended`, `outcome.streamed`: see
+ * `ExecuteOutcome`), returned or thrown, as a body may: that is not a failure of its own.
+ *
+ * Failures — told apart by identity: a rejection (or a stream error) with the very error the body
+ * failed with (what `next()` rejected or errored with, passed on unchanged) is the body's failure, as if there were no chain
  * (`tool_error`, the tool's `retry` and `onError` apply). Anything else a middleware throws or rejects
  * with is its own failure, and fails the call closed, never retried, cancelling nothing:
  * - no body ran in this attempt → `denied`, `policy_error`, `stage: 'execute'`;
  * - after the body ran → `error`, `policy_error`, `stage: 'execute'`, the output withheld.
- * A middleware further out cannot undo such a failure: its `next()` rejects with the error, and what
+ * A middleware further out cannot undo such a failure: its `next()` fails with the error, and what
  * it returns then is not used. A call the chain answered counts as started (the chain is its
  * execution), with its attempts.
  *
