@@ -46,7 +46,7 @@
  * check exits non-zero.
  */
 import pLimit from 'p-limit';
-import { from, ignoreElements, lastValueFrom, mergeMap, Observable, type OperatorFunction, tap, toArray } from 'rxjs';
+import { from, ignoreElements, lastValueFrom, map, mergeMap, Observable, type OperatorFunction, tap, toArray } from 'rxjs';
 import { z } from 'zod';
 import { askTools, createPipeline, defineTool, type ExecuteMiddleware, type PostPolicy, type PrePolicy, type ResultMiddleware, type ToolCall, type ToolResult } from '../src/index.js';
 import { argsOf, collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
@@ -94,6 +94,12 @@ const chainPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRE
 // The approval path: every call asked about (`askTools`, which delegates with `next()` first) and
 // approved by an approver that answers at once, as a ratio to the plain path.
 const askingPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY, pre: [askTools(['noop'])], approve: () => 'allowed-once' });
+// `next()` used as an Observable (issue 26): one execute middleware that pipes an operator into it, so
+// each output is its own stream of the body's one value (`streamed`, `[i]`), as a ratio to the plain
+// path; and `return next()` around a sync body, which stays synchronous (no promise, no `Later`).
+const pipedExecute: ExecuteMiddleware = (_ctx, next) => next().pipe(map((v) => v));
+const pipedPipeline = createPipeline({ tools: [asyncTool], concurrency: CONCURRENCY, execute: [pipedExecute] });
+const syncChainPipeline = createPipeline({ tools: [syncTool], concurrency: CONCURRENCY, execute: [passExecute] });
 
 const objectCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: { i } }));
 const jsonCalls: ToolCall[] = Array.from({ length: N }, (_, i) => ({ id: 'c' + i, name: 'noop', args: `{"i":${i}}` }));
@@ -105,6 +111,8 @@ interface Checked {
   index?: number;
   status: string;
   value?: unknown;
+  /** A streamed output's value is its items: here the body's one value, `[i]`. */
+  streamed?: boolean;
 }
 
 /** The limit (issue 15): ten async workers pulling the next index. */
@@ -200,7 +208,8 @@ function check(label: string, results: readonly Checked[]): boolean {
   let bad = results.length === N ? -1 : results.length;
   for (let i = 0; bad < 0 && i < N; i++) {
     const r = results[i]!;
-    if (r.id !== 'c' + i || (r.index !== undefined && r.index !== i) || r.status !== 'ok' || r.value !== i) bad = i;
+    const value = r.streamed === true && Array.isArray(r.value) && r.value.length === 1 ? (r.value as unknown[])[0] : r.value;
+    if (r.id !== 'c' + i || (r.index !== undefined && r.index !== i) || r.status !== 'ok' || value !== i) bad = i;
   }
   if (bad >= 0) console.error(`CHECK FAILED: ${label}: ${results.length} results, first wrong at ${bad}:`, results[bad]);
   return bad < 0;
@@ -261,10 +270,12 @@ const allVariants: Variant[] = [
   { name: 'pipeline.run, async, 3 pre + 1 post policies', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => policyPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, askTools + sync approver', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => askingPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, 1 execute + 1 result middleware', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => chainPipeline.run(objectCalls) },
+  { name: 'pipeline.run, async, 1 execute next().pipe(map)', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => pipedPipeline.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 10', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtConcurrency.run(objectCalls) },
   { name: 'pipeline.run, async, limit max 5', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => limitAtHalf.run(objectCalls) },
   { name: 'pipeline.run, async, rateLimit never waits', workload: 'async', relativeTo: 'pipeline.run, async body', run: () => rateLimitedPipeline.run(objectCalls) },
   { name: 'pipeline.run, sync body', workload: 'sync', run: () => syncPipeline.run(objectCalls) },
+  { name: 'pipeline.run, sync body, 1 execute', workload: 'sync', relativeTo: 'pipeline.run, sync body', run: () => syncChainPipeline.run(objectCalls) },
   { name: 'operator()+toArray, sync body', workload: 'sync', run: () => lastValueFrom(from(objectCalls).pipe(syncPipeline.operator(), toArray())) },
   { name: 'pipeline.run, async, JSON args', workload: 'json', run: () => asyncPipeline.run(jsonCalls) },
   { name: 'operator()+toArray, async, JSON args', workload: 'json', run: () => lastValueFrom(from(jsonCalls).pipe(asyncPipeline.operator(), toArray())) },

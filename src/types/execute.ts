@@ -1,4 +1,5 @@
 // The execute chain: middleware around each attempt of a tool body. (A leaf: imports only from types/.)
+import type { NextAnswer } from './answer.js';
 import type { Streamed } from './outcome.js';
 import type { ToolCall } from './toolCall.js';
 
@@ -82,14 +83,31 @@ export interface Tightening {
 }
 
 /**
- * Runs the rest of the chain and the body, once; resolves to the body's output once it settled (a
- * streamed body's items collected: {@link Streamed}), or rejects with the body's own error (or the
- * `outcome.unknown`/`outcome.suspended` it ended with, returned or thrown: see `ExecuteOutcome`). It may be
- * called once per middleware: a second call, or a call after the middleware's own output settled,
- * rejects, and that middleware has failed (fail closed).
+ * Runs the rest of the chain and the body, **once**, at the call, and gives a {@link NextAnswer}: the
+ * output of what it ran, shared, in two forms.
+ *
+ * - **Awaited** (a promise): the body's output once it settled — a value, or a streamed body's items
+ *   collected ({@link Streamed}) — or a rejection with the body's own error (or the
+ *   `outcome.unknown`/`outcome.suspended` it ended with, returned or thrown: see `ExecuteOutcome`).
+ * - **Subscribed** (an Observable): the body's streamed **items, as they come**, as a body's are — the
+ *   items it keeps (`retention`'s `maxItems`); a subscriber that comes late is given those kept so far,
+ *   then the live ones; then it completes when the body did, or errors with the body's error. A value
+ *   output is emitted once. RxJS operators work on it: `next().pipe(map(...))` is a stream of the
+ *   mapped items, emitted at the frames of the body's (virtual time included).
+ *
+ * Either way nothing runs again: awaiting it and subscribing, or subscribing twice, share the one run,
+ * and unsubscribing does not stop it (tighten the signal or the time limit with `next({ signal,
+ * timeoutMs })` for that). A `retry` of it after it failed gets the same error by identity, runs
+ * nothing, and is traced (`{ stage: 'execute', event: 'retry_refused' }`): retries are the tool's
+ * `retry`, which the body's error (re-thrown unchanged) still gets. It is not `instanceof Promise`.
+ *
+ * It may be called once per middleware: a second call, or a call after the middleware's own output
+ * settled, gives an answer that fails, and that middleware has failed (fail closed).
  *
  * @example
  * ```ts
+ * import { map } from 'rxjs';
+ *
  * const timed: ExecuteMiddleware = async (ctx, next) => {
  *   const started = performance.now();
  *   try {
@@ -98,28 +116,45 @@ export interface Tightening {
  *     histogram.record(performance.now() - started, { tool: ctx.tool.name });
  *   }
  * };
+ * // Each streamed row redacted as it comes; the output is streamed.
+ * const redacted: ExecuteMiddleware = (ctx, next) => next().pipe(map((row) => redact(row)));
  * ```
  */
-export type ExecuteNext = (tighten?: Tightening) => Promise<unknown>;
+export type ExecuteNext = (tighten?: Tightening) => NextAnswer<unknown>;
 
 /**
- * Execute middleware: a waterfall around each attempt of a call's body (koa-compose's shape). It
- * returns what a body would return — a value, a promise, an Observable, an AsyncIterable (streams are
- * collected, also when a promise resolves to one: an async middleware may return one) — and that is
- * the attempt's output: `return next()` runs the body, and a middleware that answers without calling
- * `next()` answers without the body (a cache). It may wrap the body (a span, a timer), retry nothing
- * (retries are the tool's `retry`, and run the chain again), and tighten the body's signal and time
- * limit through `next({ signal, timeoutMs })`. It may also end the attempt with a typed outcome
- * (`outcome.unknown`, `outcome.suspended`, `outcome.streamed`: see `ExecuteOutcome`), returned or
- * thrown, as a body may: that is not a failure of its own.
+ * Execute middleware: a waterfall around each attempt of a call's body (koa-compose's shape, or
+ * Angular's `HttpInterceptor`: `(ctx, next) => Observable`). It returns what a body would return — a
+ * value, a promise, an Observable (or an interop observable), an AsyncIterable (streams are collected,
+ * also when a promise resolves to one: an async middleware may return one) — and that is the
+ * attempt's output: `return next()` runs the body, and a middleware that answers without calling
+ * `next()` answers without the body (a cache).
  *
- * Failures — told apart by identity: a rejection with the very error the body failed with (what
- * `next()` rejected with, re-thrown unchanged) is the body's failure, as if there were no chain
+ * An Observable in execute is **the body's streamed items**, as a body's is (not one answer, as in the
+ * `pre`, `post` and `result` chains): a middleware returning one has a streamed output, its items
+ * collected. Two forms of `return next()` differ on purpose:
+ * - `return next()` — its own `next()` unchanged (the very object) — passes the output below through
+ *   as it is: a value stays a value (`streamed: false`), a streamed output stays streamed;
+ * - `return next().pipe(...)` is the middleware's own Observable output, so it is streamed (`streamed:
+ *   true`, the items it emits), even around a body that returned a plain value.
+ *
+ * A chain whose middleware and body answer at once stays synchronous (the result is out before
+ * `subscribe()` returns), and one that waits follows the pipeline's `scheduler`: inside
+ * `TestScheduler.run()` a body of `timer(10)` under `return next()` answers at frame 10.
+ *
+ * A middleware may wrap the body (a span, a timer), retry nothing (retries are the tool's `retry`, and
+ * run the chain again; a `retry` on `next()` is refused, see {@link ExecuteNext}), and tighten the
+ * body's signal and time limit through `next({ signal, timeoutMs })`. It may also end the attempt
+ * with a typed outcome (`outcome.unknown`, `outcome.suspended`, `outcome.streamed`: see
+ * `ExecuteOutcome`), returned or thrown, as a body may: that is not a failure of its own.
+ *
+ * Failures — told apart by identity: a rejection (or a stream error) with the very error the body
+ * failed with (what `next()` rejected or errored with, passed on unchanged) is the body's failure, as if there were no chain
  * (`tool_error`, the tool's `retry` and `onError` apply). Anything else a middleware throws or rejects
  * with is its own failure, and fails the call closed, never retried, cancelling nothing:
  * - no body ran in this attempt → `denied`, `policy_error`, `stage: 'execute'`;
  * - after the body ran → `error`, `policy_error`, `stage: 'execute'`, the output withheld.
- * A middleware further out cannot undo such a failure: its `next()` rejects with the error, and what
+ * A middleware further out cannot undo such a failure: its `next()` fails with the error, and what
  * it returns then is not used. A call the chain answered counts as started (the chain is its
  * execution), with its attempts.
  *
@@ -129,7 +164,7 @@ export type ExecuteNext = (tighten?: Tightening) => Promise<unknown>;
  * ```ts
  * const cache = new Map<string, unknown>();
  * const cached: ExecuteMiddleware = async (ctx, next) => {
- *   if (!ctx.tool.idempotent) return next();
+ *   if (!ctx.tool.idempotent) return next(); // a promise resolving to the output: the output, as it is
  *   const key = `${ctx.tool.name} ${JSON.stringify(ctx.args)}`;
  *   if (cache.has(key)) return cache.get(key);
  *   const output = await next();

@@ -1,6 +1,7 @@
 /**
  * Execute middleware that throw, reject, call `next()` twice or late, answer without the body, swallow
- * the body's output or tighten with an aborted signal — in random chains, over random calls (allowed,
+ * the body's output, tighten with an aborted signal, or use `next()` as an Observable (piped, retried,
+ * subscribed to twice) — in random chains, over random calls (allowed,
  * denied, asked and rejected; bodies that succeed or fail; tools that retry), with every await
  * interleaved by fast-check's scheduler. Whatever the chain does:
  * - a body runs at most once per attempt of its call, and never after the call's result is out;
@@ -9,6 +10,7 @@
  * - every call gets exactly one result.
  */
 import fc from 'fast-check';
+import { map, retry } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, type ExecuteMiddleware, type PrePolicy, type ToolCall } from '../../src/index.js';
@@ -28,6 +30,9 @@ const BEHAVIOURS = [
   'swallow',
   'rethrow-other',
   'tighten-aborted',
+  'pipe',
+  'retry',
+  'subscribe-late',
 ] as const;
 type Behaviour = (typeof BEHAVIOURS)[number];
 type Decision = 'allow' | 'deny' | 'reject';
@@ -105,6 +110,17 @@ function middleware(s: fc.Scheduler, behaviour: Behaviour, i: number): ExecuteMi
       );
     case 'tighten-aborted':
       return named((_ctx, next) => next({ signal: AbortSignal.abort(new Error('already aborted')) }));
+    case 'pipe':
+      return named((_ctx, next) => next().pipe(map((v) => v)));
+    case 'retry':
+      return named((_ctx, next) => next().pipe(retry(2)));
+    case 'subscribe-late':
+      return named(async (_ctx, next) => {
+        const answer = next();
+        answer.subscribe({ error: () => undefined });
+        await step('subscribe');
+        return answer.pipe(map((v) => v));
+      });
   }
 }
 

@@ -1,7 +1,8 @@
 import type { SchedulerLike } from 'rxjs';
 import { Abort } from '../../stream/abortScope.js';
 import { describeError, describeValue } from '../../util/describe.js';
-import { outcome, outcomeOf } from '../../util/outcome.js';
+import { Later, thenOrNow, type MaybeLater } from '../../util/later.js';
+import { outcomeOf } from '../../util/outcome.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../../util/validate.js';
 import { BodyRun } from '../pool/bodyRun.js';
 import { ExecutionContext, type CancelRestTarget } from '../pool/executionContext.js';
@@ -9,7 +10,8 @@ import { idempotencyKeyOf } from '../pool/idempotencyKey.js';
 import { deliverOutput, invokeBody, type BodySink } from '../pool/invokeBody.js';
 import type { CallRecord } from '../records/callRecord.js';
 import type { Chain } from './chainsByTool.js';
-import { thenOrNow, type MaybePromise } from './waterfall.js';
+import { ExecuteAnswer, OutputFeed, Settled } from './executeAnswer.js';
+import { Collector } from './outputCollector.js';
 import type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Tightening } from '../../types/execute.js';
 import type { ToolCall } from '../../types/toolCall.js';
 
@@ -47,7 +49,13 @@ export interface ExecuteHost extends BodySink, CancelRestTarget {
  *    scope of the chain and the body, and its slot is held until the chain reported (`stopBody`
  *    never says "finished"), at most `abortGraceMs`. A stream a scope's abort unsubscribed settles
  *    as failed with the reason, so a middleware awaiting it is not left hanging.
- * 4. Synchronous while the middleware answer at once: a cache hit is reported in the same tick.
+ * 4. Synchronous while the middleware answer at once: a cache hit is reported in the same tick, and
+ *    so is a synchronous body under middleware that return (or pipe) their `next()`. No promise is
+ *    made unless a middleware makes one (or awaits `next()`); a pending output is a `Later`, which
+ *    continues the chain at the moment it settles (virtual time included).
+ * 5. `next()` gives an {@link ExecuteAnswer}: the level below's output, whose Observable form emits its
+ *    items live (the level's `OutputFeed`). A middleware that returns it unchanged passes that output
+ *    through as it is (a value stays a value); a retry of it after its failure is refused and traced.
  */
 export function runExecuteChain(
   host: ExecuteHost,
@@ -67,10 +75,8 @@ class AttemptChain {
   readonly attempt: number;
   /** What the middleware of the attempt see as `ctx.signal` (unless one tightened it): the attempt's run, aborted. */
   private readonly scope = new Abort();
-  private bodyRan = false;
-  private bodyFailed = false;
-  private bodyError: unknown = undefined;
-  private bodyPartial: readonly unknown[] | undefined = undefined;
+  /** The body's output, once it ran in this attempt: how it settled tells the body's error (by identity) from the chain's. */
+  private bodyOutput: Collector | undefined = undefined;
   private failure: { readonly policy: string; readonly message: string; readonly cause: unknown } | undefined = undefined;
   private ended = false;
   /** Listeners on signals given to `next()`, removed once the attempt reported (the signal may live long). */
@@ -99,40 +105,46 @@ class AttemptChain {
       return false;
     };
     const ctx = new MiddlewareContext(this, scope, timeoutMs === undefined ? undefined : this.scheduler.now() + timeoutMs);
-    thenOrNow(this.dispatch(0, ctx), (settled) => this.report(settled));
+    thenOrNow(this.dispatch(0, ctx, undefined), (settled) => this.report(settled));
   }
 
-  private dispatch(i: number, ctx: MiddlewareContext): MaybePromise<Settled> {
+  /** Runs level `i` (middleware `i`, or the body past the last), whose streamed items go to `feed` (none for the outermost). */
+  private dispatch(i: number, ctx: MiddlewareContext, feed: OutputFeed | undefined): MaybeLater<Settled> {
     const { middleware, names } = this.chain;
-    if (i === middleware.length) return this.body(ctx);
+    if (i === middleware.length) return this.body(ctx, feed);
     const name = names[i]!;
     let state: 'open' | 'called' | 'settled' = 'open';
-    let downstream: MaybePromise<Settled> | undefined;
+    let downstream: MaybeLater<Settled> | undefined;
     const next: ExecuteNext = (tighten) => {
+      const onRetry = () => this.retried(name);
       if (state !== 'open') {
         const misuse = state === 'called' ? 'called next() twice' : 'called next() after its own output settled';
         const error = new Error(`execute middleware "${name}" ${misuse} (the body runs at most once per attempt)`);
         this.fail(name, misuse, error);
-        return refused(error);
+        return new ExecuteAnswer(new Settled(false, error), undefined, onRetry);
       }
       state = 'called';
       let inner: MiddlewareContext;
       try {
         inner = this.tighten(ctx, tighten);
       } catch (error) {
-        return refused(error); // a bad tightening: its failure if it lets the rejection through
+        // A bad tightening: its failure if it lets the rejection through.
+        return new ExecuteAnswer(new Settled(false, error), undefined, onRetry);
       }
-      return asPromise((downstream = this.dispatch(i + 1, inner)));
+      const below = new OutputFeed();
+      downstream = this.dispatch(i + 1, inner, below);
+      return new ExecuteAnswer(downstream, below, onRetry);
     };
-    let output: MaybePromise<Settled>;
+    let output: MaybeLater<Settled>;
     try {
-      output = this.collect(middleware[i]!(ctx, next), ctx);
+      output = this.collect(middleware[i]!(ctx, next), ctx, feed);
     } catch (error) {
-      output = this.thrown(error, ctx);
+      output = this.thrown(error, ctx, feed);
     }
     return thenOrNow(output, (own) => {
       if (state === 'open') state = 'settled';
-      return thenOrNow(downstream, () => this.decide(name, own));
+      // What it started must have finished too (its output passed through: it has).
+      return output === downstream || downstream === undefined ? this.decide(name, own) : thenOrNow(downstream, () => this.decide(name, own));
     });
   }
 
@@ -141,7 +153,9 @@ class AttemptChain {
    * A typed outcome it ended with (`outcome.unknown`, `outcome.suspended`), thrown or returned, stands.
    */
   private decide(name: string, own: Settled): Settled {
-    if (this.failure === undefined && !own.ok && !(this.bodyFailed && own.value === this.bodyError) && outcomeOf(own.value) === undefined) {
+    const body = this.bodyOutput?.settled;
+    const bodysError = body !== undefined && !body.ok && own.value === body.value;
+    if (this.failure === undefined && !own.ok && !bodysError && outcomeOf(own.value) === undefined) {
       this.fail(name, `threw: ${describeError(own.value)}`, own.value);
     }
     // Fail closed: once the chain failed, what a middleware further out answers is not used.
@@ -152,55 +166,56 @@ class AttemptChain {
     this.failure ??= { policy, message, cause };
   }
 
+  /** Middleware `policy` subscribed again to its failed `next()` (a `retry`): refused, so traced. */
+  private retried(policy: string): void {
+    if (!this.ended) this.record.addTrace({ stage: 'execute', event: 'retry_refused', policy });
+  }
+
   /** The innermost `next()`: the body, in a run of its own inside the attempt's, with the signal `ctx` has. */
-  private body(ctx: MiddlewareContext): MaybePromise<Settled> {
+  private body(ctx: MiddlewareContext, feed: OutputFeed | undefined): MaybeLater<Settled> {
     const { record, run } = this;
     const scope = MiddlewareContext.scopeOf(ctx);
     if (scope.aborted) return new Settled(false, scope.reason);
     if (this.ended || this.failure !== undefined || run.done || record.run !== run || record.status !== undefined) {
       return new Settled(false, new Error(`the body of "${record.name}" was not started: its attempt had ended`));
     }
-    this.bodyRan = true;
     const body = new BodyRun(run.exclusive);
-    const collector = this.follow(scope, body);
+    const collector = (this.bodyOutput = this.follow(scope, body, feed));
     invokeBody(collector, record, new ChainedBodyContext(this.host, record, body), this.maxItems, body);
-    return thenOrNow(collector.outcome(), (settled) => {
-      if (!settled.ok) {
-        this.bodyFailed = true;
-        this.bodyError = settled.value;
-        this.bodyPartial = collector.partial;
-      }
-      return settled;
-    });
+    return collector.outcome();
   }
 
   /**
-   * What a middleware returned, as a body's output: a value at once, a promise or a stream once settled.
-   * Unlike a body's, a promise may resolve to a stream (an async middleware returning one): it is collected.
+   * What a middleware returned, as a body's output: a value at once, a promise or a stream once settled
+   * (an Observable, an interop observable, an async iterable: its items go to `feed` as they come).
+   * Unlike a body's, a promise may resolve to a stream (an async middleware returning one): it is
+   * collected. What `next()` gave, returned unchanged, passes the output below through as it is (a
+   * value stays a value; its items are this level's, as they come).
    */
-  private collect(returned: unknown, ctx: MiddlewareContext): MaybePromise<Settled> {
+  private collect(returned: unknown, ctx: MiddlewareContext, feed: OutputFeed | undefined): MaybeLater<Settled> {
     if ((typeof returned !== 'object' && typeof returned !== 'function') || returned === null) return new Settled(true, returned);
+    if (returned instanceof ExecuteAnswer) return returned.passThrough(feed);
     if (returned instanceof Promise) {
-      return returned.then(
-        (value: unknown) => this.collect(value, ctx),
-        (error: unknown) => this.thrown(error, ctx),
+      return Later.from(returned as Promise<unknown>).then(
+        (value) => this.collect(value, ctx, feed),
+        (error: unknown) => this.thrown(error, ctx, feed),
       );
     }
     const scope = MiddlewareContext.scopeOf(ctx);
     if (scope.aborted) return new Settled(false, scope.reason); // a stream returned after the stop: never read
-    const collector = this.follow(scope, new BodyRun(false));
+    const collector = this.follow(scope, new BodyRun(false), feed);
     deliverOutput(collector, this.record, collector.run, returned, this.maxItems);
     return collector.outcome();
   }
 
   /** What a middleware threw or rejected with: its failure — unless an `outcome.streamed`, an output thrown (see `ExecuteOutcome`). */
-  private thrown(error: unknown, ctx: MiddlewareContext): MaybePromise<Settled> {
-    return outcomeOf(error)?.kind === 'streamed' ? this.collect(error, ctx) : new Settled(false, error);
+  private thrown(error: unknown, ctx: MiddlewareContext, feed: OutputFeed | undefined): MaybeLater<Settled> {
+    return outcomeOf(error)?.kind === 'streamed' ? this.collect(error, ctx, feed) : new Settled(false, error);
   }
 
-  /** A collector of an output in `run`, stopped when `scope` aborts. */
-  private follow(scope: Abort, run: BodyRun): Collector {
-    const collector = new Collector(run);
+  /** A collector of an output in `run` (its items told to `feed`), stopped when `scope` aborts. */
+  private follow(scope: Abort, run: BodyRun, feed: OutputFeed | undefined): Collector {
+    const collector = new Collector(run, feed);
     scope.onAbort(() => {
       // An unsubscribed Observable never settles: it ended now, with the reason.
       if (run.stop(scope.reason)) collector.rejectBody(this.record, run, scope.reason, undefined);
@@ -246,71 +261,10 @@ class AttemptChain {
     this.ended = true;
     if (this.unlisten !== undefined) for (const unlisten of this.unlisten) unlisten();
     const { host, record, run, failure } = this;
-    if (failure !== undefined) return host.chainFailed(record, run, { ...failure, bodyRan: this.bodyRan });
-    if (!settled.ok) return host.rejectBody(record, run, settled.value, this.bodyPartial); // the body's own error (see decide)
-    // Every object output was collected (`collect`): a streamed one is a `Streamed` of the kept items.
-    const streamed = outcomeOf(settled.value);
-    if (streamed?.kind === 'streamed') host.resolveBody(record, run, streamed.items, true);
-    else host.resolveBody(record, run, settled.value, false);
-  }
-}
-
-/** How an output settled: its value, or the error it failed with. */
-class Settled {
-  constructor(
-    readonly ok: boolean,
-    readonly value: unknown,
-  ) {}
-}
-
-/** `next()`'s promise: the output of what it ran, or its error. Marked handled: a middleware need not await it. */
-function asPromise(settled: MaybePromise<Settled>): Promise<unknown> {
-  const promise = settled instanceof Promise ? settled.then(unwrap) : settled.ok ? Promise.resolve(settled.value) : Promise.reject(settled.value);
-  promise.catch(() => undefined);
-  return promise;
-}
-
-function unwrap(settled: Settled): unknown {
-  if (settled.ok) return settled.value;
-  throw settled.value;
-}
-
-/** A `next()` that refuses: rejected, and marked handled (the middleware has failed already, or will if it lets it through). */
-function refused(error: unknown): Promise<never> {
-  const promise = Promise.reject(error);
-  promise.catch(() => undefined);
-  return promise;
-}
-
-/** One output being collected (the body's, or a middleware's stream): settles once, and at once when it can. */
-class Collector implements BodySink {
-  private settled: Settled | undefined = undefined;
-  private resolve: ((settled: Settled) => void) | undefined = undefined;
-  partial: readonly unknown[] | undefined = undefined;
-
-  constructor(readonly run: BodyRun) {}
-
-  resolveBody(_record: CallRecord, run: BodyRun, value: unknown, streamed: boolean): void {
-    if (run !== this.run) return;
-    // A stream its abort cut short (an async iterable ends quietly): not the whole output.
-    if (streamed && run.aborted) this.settle(new Settled(false, run.signal.reason));
-    else this.settle(new Settled(true, streamed ? outcome.streamed(value as readonly unknown[]) : value));
-  }
-
-  rejectBody(_record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void {
-    if (run !== this.run || this.settled !== undefined) return;
-    this.partial = partial;
-    this.settle(new Settled(false, error));
-  }
-
-  outcome(): MaybePromise<Settled> {
-    return this.settled ?? new Promise<Settled>((resolve) => (this.resolve = resolve));
-  }
-
-  private settle(settled: Settled): void {
-    if (this.settled !== undefined) return;
-    this.settled = settled;
-    this.resolve?.(settled);
+    if (failure !== undefined) return host.chainFailed(record, run, { ...failure, bodyRan: this.bodyOutput !== undefined });
+    if (!settled.ok) return host.rejectBody(record, run, settled.value, this.bodyOutput?.partial); // the body's own error (see decide)
+    // Every object output was collected (`collect`): a streamed one's value is the kept items.
+    host.resolveBody(record, run, settled.value, settled.streamed);
   }
 }
 

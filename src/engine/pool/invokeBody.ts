@@ -17,6 +17,11 @@ export interface BodySink {
    * thrown (reported here either way: it ends the attempt without an output, and the sink reads it).
    */
   rejectBody(record: CallRecord, run: BodyRun, error: unknown, partial: readonly unknown[] | undefined): void;
+  /**
+   * Optional: a streamed output kept an item, as it came; `kept` is every item kept so far (a live
+   * view, not a copy). An execute chain's `next()` emits them live; the pool has no use for them.
+   */
+  keep?(run: BodyRun, kept: readonly unknown[]): void;
 }
 
 /**
@@ -110,9 +115,13 @@ function collectObservable(
   maxItems: number,
 ): void {
   const items = new ItemRetainer<unknown>(maxItems);
+  const live = sink.keep !== undefined;
   let done = false;
   const subscription = from(output).subscribe({
-    next: (item) => items.push(item),
+    next: (item) => {
+      items.push(item);
+      if (live && items.omitted === 0) sink.keep!(run, items.kept);
+    },
     error: (error: unknown) => {
       done = true;
       failed(sink, record, run, error, items, maxItems);
@@ -138,6 +147,7 @@ async function collectAsyncIterable(
   maxItems: number,
 ): Promise<void> {
   const items = new ItemRetainer<unknown>(maxItems);
+  const live = sink.keep !== undefined;
   try {
     const iterator = output[Symbol.asyncIterator]();
     /** The body's return() after an abort: it has finished only once that settled (its `finally` ran). */
@@ -154,6 +164,7 @@ async function collectAsyncIterable(
       const step = await iterator.next();
       if (step.done || run.aborted) break;
       items.push(step.value);
+      if (live && items.omitted === 0) sink.keep!(run, items.kept);
     }
     if (returned !== undefined) await returned;
   } catch (error) {
