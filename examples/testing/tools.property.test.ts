@@ -6,8 +6,6 @@ import { lastValueFrom, tap, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createPipeline, resetRateLimits, type ApprovalAnswer, type ToolCall, type ToolOutput } from 'toolstream';
-// For the cast in the skipped approver test, until S2/S3 (i26-chains).
-import type { Approver } from 'toolstream';
 import { fromAnthropicStream } from 'toolstream/anthropic';
 import { anthropicStreams, answerIn, bodyTaking, checkInvariants, invariantMonitor, scriptedStream, statusMarbles, toolCalls } from 'toolstream/testing';
 import { policies, workspaceTools, type Workspace } from './tools.js';
@@ -109,13 +107,10 @@ describe('the workspace tools in virtual time', () => {
     });
   });
 
-  // needs S2/S3 (i26-chains): the policies and the approver follow virtual time there (and an
-  // Approver may return an Observable: drop the cast).
-  it.skip('a write approved 30 frames after it is asked runs then; the read before it does not wait', () => {
+  it('a write approved 30 frames after it is asked runs then; the read before it does not wait', () => {
     const scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
     scheduler.run(({ cold, expectObservable }) => {
-      const approve = (() => answerIn(30, 'allowed-once')) as unknown as Approver;
-      const pipeline = createPipeline({ tools, pre: policies, approve, scheduler });
+      const pipeline = createPipeline({ tools, pre: policies, approve: () => answerIn(30, 'allowed-once'), scheduler });
       const calls = cold('ab|', { a: { id: 'a', name: 'read_file', args: { path: 'README.md' } }, b: { id: 'b', name: 'write_file', args: { path: 'notes.md', text: 'hi' } } });
       // a at frame 0; b asked at 1, approved and written at 31
       expectObservable(calls.pipe(pipeline.operator(), statusMarbles())).toBe('a 30ms (b|)', { a: 'a:ok', b: 'b:ok' });

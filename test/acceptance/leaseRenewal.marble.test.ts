@@ -40,10 +40,9 @@ function turnOn(bodyMs: number, answer: (frame: number) => Renewal = () => 'rene
 const call = { id: 'a', name: 'slow', args: {} };
 
 describe('a durable turn’s lease renewal on a virtual scheduler', () => {
-  // Needs S4 (i26-exec): the result goes out through the execute chain, whose `next()` is a native
-  // promise until S4 makes it synchronous — inside TestScheduler.run it settles only after the flush,
-  // so the result misses frame 250 (and the lease is renewed until the spy refuses it at 5100).
-  it.skip('renews at 100 and 200, gives the result at 250 and the lease up with it; the journal holds the whole turn', () => {
+  // The result goes out through the execute chain (the journal's write-ahead is one of its members):
+  // with a promise-based chain it would settle only after the flush, missing frame 250.
+  it('renews at 100 and 200, gives the result at 250 and the lease up with it; the journal holds the whole turn', () => {
     const { scheduler, pipeline, renewals, releases, kinds } = turnOn(250);
     scheduler.run(({ cold, expectObservable }) => {
       const results = cold('a|', { a: call }).pipe(pipeline.operator({ turn: 't' }), map((result) => `${result.id}:${result.status}`));
