@@ -16,6 +16,11 @@ export class Settled {
 
 const NONE: readonly unknown[] = Object.freeze([]);
 
+/** Who hears of a retry an {@link ExecuteAnswer} refused: the chain, which traces it for the middleware `policy`. */
+export interface RetryWatcher {
+  retried(policy: string): void;
+}
+
 /** A subscriber to an {@link ExecuteAnswer}, with how many of the items it has been given. */
 interface Listener {
   readonly subscriber: Subscriber<unknown>;
@@ -77,22 +82,24 @@ function tell(listener: Listener, items: readonly unknown[]): void {
  *    output did. A value output is emitted once. A failure is the error, after the items that came.
  * 3. It runs nothing: subscribing or unsubscribing neither starts nor stops the rest of the chain.
  * 4. A subscription after a subscriber has seen the failure is a retry: it gets the same error (by
- *    identity, no items again), and `onRetry` is told (the chain traces `retry_refused`).
+ *    identity, no items again), and `watcher` is told (the chain traces `retry_refused` for `policy`).
  */
 export class ExecuteAnswer extends Observable<unknown> implements NextAnswer<unknown> {
   readonly #outcome: MaybeLater<Settled>;
   readonly #feed: OutputFeed | undefined;
-  readonly #onRetry: (() => void) | undefined;
+  readonly #watcher: RetryWatcher;
+  readonly #policy: string;
   /** The failure a subscriber has seen: any later subscription is a retry. */
   #seen: Settled | undefined = undefined;
   /** The promise form, made on first `then`/`catch`/`finally`. */
   #promised: ChainAnswer<unknown> | undefined = undefined;
 
-  constructor(outcome: MaybeLater<Settled>, feed: OutputFeed | undefined, onRetry?: () => void) {
+  constructor(outcome: MaybeLater<Settled>, feed: OutputFeed | undefined, watcher: RetryWatcher, policy: string) {
     super();
     this.#outcome = outcome;
     this.#feed = feed;
-    this.#onRetry = onRetry;
+    this.#watcher = watcher;
+    this.#policy = policy;
   }
 
   /**
@@ -107,7 +114,7 @@ export class ExecuteAnswer extends Observable<unknown> implements NextAnswer<unk
   /** @internal RxJS calls it for each subscriber. */
   protected _subscribe(subscriber: Subscriber<unknown>): TeardownLogic {
     if (this.#seen !== undefined) {
-      this.#onRetry?.();
+      this.#watcher.retried(this.#policy);
       subscriber.error(this.#seen.value);
       return;
     }

@@ -10,7 +10,7 @@ import { idempotencyKeyOf } from '../pool/idempotencyKey.js';
 import { deliverOutput, invokeBody, type BodySink } from '../pool/invokeBody.js';
 import type { CallRecord } from '../records/callRecord.js';
 import type { Chain } from './chainsByTool.js';
-import { ExecuteAnswer, OutputFeed, Settled } from './executeAnswer.js';
+import { ExecuteAnswer, OutputFeed, Settled, type RetryWatcher } from './executeAnswer.js';
 import { Collector } from './outputCollector.js';
 import type { ExecuteContext, ExecuteMiddleware, ExecuteNext, ExecuteTool, Tightening } from '../../types/execute.js';
 import type { ToolCall } from '../../types/toolCall.js';
@@ -70,7 +70,7 @@ export function runExecuteChain(
 }
 
 /** One attempt's run through the chain. */
-class AttemptChain {
+class AttemptChain implements RetryWatcher {
   readonly run: BodyRun;
   readonly attempt: number;
   /** What the middleware of the attempt see as `ctx.signal` (unless one tightened it): the attempt's run, aborted. */
@@ -116,12 +116,11 @@ class AttemptChain {
     let state: 'open' | 'called' | 'settled' = 'open';
     let downstream: MaybeLater<Settled> | undefined;
     const next: ExecuteNext = (tighten) => {
-      const onRetry = () => this.retried(name);
       if (state !== 'open') {
         const misuse = state === 'called' ? 'called next() twice' : 'called next() after its own output settled';
         const error = new Error(`execute middleware "${name}" ${misuse} (the body runs at most once per attempt)`);
         this.fail(name, misuse, error);
-        return new ExecuteAnswer(new Settled(false, error), undefined, onRetry);
+        return new ExecuteAnswer(new Settled(false, error), undefined, this, name);
       }
       state = 'called';
       let inner: MiddlewareContext;
@@ -129,11 +128,11 @@ class AttemptChain {
         inner = this.tighten(ctx, tighten);
       } catch (error) {
         // A bad tightening: its failure if it lets the rejection through.
-        return new ExecuteAnswer(new Settled(false, error), undefined, onRetry);
+        return new ExecuteAnswer(new Settled(false, error), undefined, this, name);
       }
       const below = new OutputFeed();
       downstream = this.dispatch(i + 1, inner, below);
-      return new ExecuteAnswer(downstream, below, onRetry);
+      return new ExecuteAnswer(downstream, below, this, name);
     };
     let output: MaybeLater<Settled>;
     try {
@@ -167,7 +166,7 @@ class AttemptChain {
   }
 
   /** Middleware `policy` subscribed again to its failed `next()` (a `retry`): refused, so traced. */
-  private retried(policy: string): void {
+  retried(policy: string): void {
     if (!this.ended) this.record.addTrace({ stage: 'execute', event: 'retry_refused', policy });
   }
 
