@@ -153,3 +153,12 @@ export function thenOrNow<T, R>(value: T | PromiseLike<T>, then: (value: T) => M
   const result = then(value);
   return isThenable(result) && !(result instanceof Later) ? Later.from(result) : (result as MaybeLater<R>);
 }
+
+/**
+ * `then` applied to `value` now if it is a value, or the moment it settles if it is a `Later`: for code
+ * whose every pending outcome is the engine's own `Later` (a chain), this is {@link thenOrNow} without
+ * its look for foreign thenables (a property read per step on the synchronous path).
+ */
+export function laterOrNow<T, R>(value: MaybeLater<T>, then: (value: T) => MaybeLater<R>): MaybeLater<R> {
+  return value instanceof Later ? (value.then(then) as Later<R>) : then(value);
+}

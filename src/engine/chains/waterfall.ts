@@ -2,7 +2,7 @@ import { isNoAnswer, NO_ANSWER, PendingAnswer, toAnswer } from '../../stream/ans
 import { ChainAnswer } from '../../stream/chainAnswer.js';
 import type { AnswerInput, NextAnswer } from '../../types/answer.js';
 import { describeError, describeValue } from '../../util/describe.js';
-import { Later, type MaybeLater } from '../../util/later.js';
+import { laterOrNow, Later, type MaybeLater } from '../../util/later.js';
 
 /** A policy of either stage, as the waterfall runs it. */
 export type WaterfallPolicy<Ctx, D> = (ctx: Ctx, next: () => NextAnswer<D>) => AnswerInput<D | undefined>;
@@ -38,23 +38,6 @@ export interface WaterfallFold<D> {
   current(): D;
   /** `policy` subscribed again to what its `next()` gave after that failed: record it (the rest never runs twice). */
   retryRefused?(policy: string): void;
-}
-
-/** A value now, or a promise of it. Only `executeChain.ts` still uses it (until it moves onto `MaybeLater`). */
-export type MaybePromise<T> = T | Promise<T>;
-
-/** `then` applied to `value` now if it is one, or once the promise fulfils. Only for `executeChain.ts` (see {@link MaybePromise}). */
-export function thenOrNow<T, R>(value: MaybePromise<T>, then: (value: T) => MaybePromise<R>): MaybePromise<R> {
-  return value instanceof Promise ? value.then(then) : then(value);
-}
-
-/**
- * `then` applied to `value` now if it is a value, or the moment it settles if it is a `Later`. Inside a
- * chain every pending outcome is the engine's own `Later`, so this is `thenOrNow` without its look
- * for foreign thenables (a property read per step on the synchronous path).
- */
-export function laterOrNow<T, R>(value: MaybeLater<T>, then: (value: T) => MaybeLater<R>): MaybeLater<R> {
-  return value instanceof Later ? (value.then(then) as Later<R>) : then(value);
 }
 
 /**

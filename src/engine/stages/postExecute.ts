@@ -5,8 +5,8 @@ import type { CallRecord } from '../records/callRecord.js';
 import { ChainDeadline, chainTimers } from '../chains/chainDeadline.js';
 import { concurrentStage, type StageScope } from '../chains/concurrentStage.js';
 import { renderRecordContent } from '../recordContent.js';
-import { laterOrNow, runWaterfall, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
-import type { Later } from '../../util/later.js';
+import { runWaterfall, type WaterfallFailure, type WaterfallFold } from '../chains/waterfall.js';
+import { laterOrNow, type Later } from '../../util/later.js';
 import type { PostContext, PostDecision } from '../../types/policy.js';
 import type { ToolCall } from '../../types/toolCall.js';
 

@@ -9,8 +9,8 @@ import { concurrentStage, isExclusiveCall, type StageScope } from '../chains/con
 import { describeError } from '../../util/describe.js';
 import { formatIssues } from '../../util/formatIssues.js';
 import { deepFreeze, snapshotValue } from '../../util/snapshot.js';
-import { laterOrNow, runWaterfall, type WaterfallFold, type WaterfallOutcome } from '../chains/waterfall.js';
-import { Later } from '../../util/later.js';
+import { runWaterfall, type WaterfallFold, type WaterfallOutcome } from '../chains/waterfall.js';
+import { laterOrNow, Later } from '../../util/later.js';
 import type { AbortScope } from '../../types/abortScope.js';
 import type { Decision } from '../../types/decision.js';
 import type { PreContext, PreDecision, StartCheck } from '../../types/policy.js';
