@@ -1,4 +1,4 @@
-import type { Box } from './layout.js';
+import type { Box } from './model.js';
 import { CELL } from './styles.js';
 import { textCells, wrapText } from './svgText.js';
 

@@ -1,15 +1,9 @@
 import { placeLabel, type LabelPlan } from './labels.js';
-import type { TimelineCall, TimelineWaitKind } from './model.js';
+import type { Box, TimelineCall, TimelineWaitKind } from './model.js';
 import { CELL, HEADING_CHAR } from './styles.js';
 import { textCells } from './svgText.js';
 
-/** A rectangle in px, from the picture's top left. */
-export interface Box {
-  readonly x: number;
-  readonly y: number;
-  readonly width: number;
-  readonly height: number;
-}
+export type { Box } from './model.js';
 
 /** One run of a call's body (`body`), or the mark of a call that never started (`outcome`). */
 export interface MarkPlan {
