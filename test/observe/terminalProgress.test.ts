@@ -100,9 +100,9 @@ describe('terminalProgress', () => {
     const out = plainStream();
     runVirtual(() => terminalProgress(out), 'rejected');
     expect(out.text.split('\n')).toEqual([
-      '▸ work toolu_01 running 0 ms',
-      '▸ work toolu_02 running 0 ms',
-      '? write_file toolu_03 awaiting approval 0 ms',
+      '▸ work toolu_01 running',
+      '▸ work toolu_02 running',
+      '? write_file toolu_03 awaiting approval',
       '✗ work toolu_02 error (tool_error) in 10 ms',
       '✗ write_file toolu_03 denied (approval_rejected) in 30 ms',
       '✗ rm toolu_04 denied in 30 ms', // decided after the write before it: the policies take calls in order

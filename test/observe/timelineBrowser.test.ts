@@ -64,7 +64,7 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline in a real browser${chromiu
     const denied = measured.find((m) => !m.result.started)!;
     for (const b of bodies) expect(b.box.y + b.box.height <= denied.box.y || b.box.y >= denied.box.y + denied.box.height).toBe(true);
     expect(denied.box.width).toBeGreaterThanOrEqual(6);
-    expect(Math.abs(denied.box.x - xAt(denied.result.timing.receivedAt + denied.result.timing.durations.intake))).toBeLessThan(1.5);
+    expect(Math.abs(denied.box.x - xAt(denied.result.timing.finishedAt))).toBeLessThan(1.5);
     expect(t0).toBeLessThanOrEqual(first.result.timing.startedAt!);
 
     // Colours, read from the screenshot along a row near the bottom of each bar (below its label's

@@ -92,18 +92,20 @@ export function icon(line: CallLine): string {
 }
 
 /**
- * The line's text at `now`: `✓ read_file toolu_02 ok in 252 ms`, `▸ search toolu_06 running 1.2 s`.
- * A finished call's time is its body's (from start to end) when it ran, else from its arrival.
+ * The line's text at `now`: `✓ read_file toolu_02 ok in 252 ms`, `▸ search toolu_06 running 1.2 s`
+ * (without `now`, no elapsed time: a plain line printed as the state begins). A finished call's time is
+ * its body's (from start to end) when it ran, else from its arrival.
  */
-export function describeLine(line: CallLine, now: number): string {
+export function describeLine(line: CallLine, now?: number): string {
   const head = `${icon(line)} ${line.name} ${line.id}`;
   if (line.state === 'done') {
     const end = line.result?.timing.finishedAt ?? line.since;
     const from = line.result?.timing.startedAt ?? line.receivedAt;
     return `${head} ${line.detail} in ${duration((line.result?.timing.endedAt ?? end) - from)}`;
   }
-  const elapsed = duration(now - (line.state === 'running' || line.state === 'retrying' ? (line.startedAt ?? line.since) : line.since));
-  return `${head} ${line.state} ${elapsed}${line.detail === '' ? '' : ` · ${line.detail}`}`;
+  const since = line.state === 'running' || line.state === 'retrying' ? (line.startedAt ?? line.since) : line.since;
+  const elapsed = now === undefined ? '' : ` ${duration(now - since)}`;
+  return `${head} ${line.state}${elapsed}${line.detail === '' ? '' : ` · ${line.detail}`}`;
 }
 
 /** A progress value in a few characters (the line has one row of the terminal). */

@@ -104,7 +104,7 @@ class PlainLines implements TerminalProgress {
 
   event(e: PipelineEvent): void {
     const { line, printable } = applyEvent(this.#lines, e);
-    if (this.mode === 'changes' ? printable : e.type === 'result') this.output.write(`${describeLine(line, e.at)}\n`);
+    if (this.mode === 'changes' ? printable : e.type === 'result') this.output.write(`${describeLine(line)}\n`);
     if (e.type === 'result') this.#lines.delete(callKey(e));
   }
 
@@ -168,13 +168,15 @@ class LiveLines implements TerminalProgress {
   /** One frame, written at once: back to the top of the live lines, the lines above, the live lines. */
   #draw(): void {
     if (this.#asking.size > 0) return;
-    const columns = Math.max(10, this.output.columns ?? 80);
+    // A size of 0 is unknown (a pseudo-terminal nobody sized): then 80 columns, and no limit of rows.
+    const { columns = 0, rows = 0 } = this.output;
+    const width = columns > 0 ? Math.max(10, columns) : 80;
     const now = this.clock();
     let live = [...this.#lines.values()].map((line) => describeLine(line, now));
-    const room = this.output.rows === undefined ? Infinity : Math.max(1, this.output.rows - 1);
+    const room = rows > 0 ? Math.max(2, rows - 1) : Infinity;
     if (live.length > room) live = [...live.slice(0, room - 1), `… and ${live.length - room + 1} more calls`];
     // Lines above may wrap (they scroll away); a live line must not, or moving back up would miss it.
-    const frame = [...this.#above, ...live.map((text) => fit(text, columns - 1))].map((text) => `\x1b[2K${text}\n`).join('');
+    const frame = [...this.#above, ...live.map((text) => fit(text, width - 1))].map((text) => `\x1b[2K${text}\n`).join('');
     this.output.write(`${this.#drawn > 0 ? `${up(this.#drawn)}\r` : ''}${frame}\x1b[J`);
     this.#above = [];
     this.#drawn = live.length;

@@ -108,7 +108,9 @@ function rowsAt(calls: readonly TimelineCall[], t0: number, t1: number, plotWidt
   for (const call of calls) {
     const barTop = y + BAR_TOP;
     const started = call.attempts.length > 0;
-    const spans = started ? call.attempts : [{ from: Math.max(call.receivedAt, ...call.waits.map((w) => w.to)), to: call.finishedAt }];
+    // A call that never started is marked where it was answered: a denied call may wait there a long
+    // time behind an earlier barrier, and a long bar in its colour would read as a body that ran.
+    const spans = started ? call.attempts : [{ from: call.finishedAt, to: call.finishedAt }];
     const marks = spans.map((s): MarkPlan => {
       const from = x(s.from);
       return { part: started ? 'body' : 'outcome', from: s.from, to: s.to, box: { x: from, y: barTop, width: Math.max(x(s.to) - from, started ? MIN_BODY : MIN_OUTCOME), height: BAR } };

@@ -39,7 +39,7 @@ export interface TimelineOptions {
  * - **A bar per call**, from its body's start to its end (a segment per attempt from events), coloured
  *   by status (`ok`, `error`, `denied`, `cancelled`, `timeout` — an `error` whose code is `timeout` —,
  *   `suspended`; a legend says which). A call that never started (denied, cancelled, or failed before
- *   its body) gets a mark at least 6 px wide where it was answered, after its waits.
+ *   its body) gets a mark 6 px wide where it was answered (after its waits, such as a rejected approval).
  * - **A label per call, never cut**: the tool name, the id, and how it ended when not `ok`
  *   (`write_file toolu_04 · denied (approval_rejected)`). It goes inside the bar when it fits; else
  *   after the row's marks, or before them; else on lines of its own below them (wrapped, whole). Text
