@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { map, tap, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -193,4 +195,10 @@ describe('terminalProgress', () => {
     expect(() => terminalProgress(plainStream(), { plain: 'all' as 'changes' })).toThrow('terminalProgress: `plain` must be "changes" or "results"');
     expect(() => terminalProgress(plainStream(), { refreshMs: -1 })).toThrow('`refreshMs`');
   });
+
+  it('examples/readme/progress.ts (the docs\' code) runs, its plain lines as it checks them', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/readme/progress.ts'], { encoding: 'utf8' });
+    expect(stdout).toMatch(/^▸ fetch_page call_1 running$/m);
+    expect(stdout).toMatch(/^✓ fetch_page call_2 ok in \d+ ms$/m);
+  }, 60_000);
 });
