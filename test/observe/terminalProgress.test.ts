@@ -125,6 +125,30 @@ describe('terminalProgress', () => {
     ]);
   });
 
+  it('plain lines say a retry; a live line shows the last progress value, cut, and runs again after a retry', () => {
+    const out = plainStream();
+    const term = fakeTerminal(200);
+    const plain = terminalProgress(out);
+    const live = terminalProgress(term, { clock: () => 20, refreshMs: 0 });
+    const base = { index: 0, id: 'f1', name: 'fetch', turn: undefined };
+    const result = { ...base, status: 'ok', error: undefined, timing: { receivedAt: 0, startedAt: 1, endedAt: 30, finishedAt: 31 } } as never;
+    const events: PipelineEvent[] = [
+      { ...base, type: 'received', at: 0, done: false },
+      { ...base, type: 'decided', at: 0, decision: 'allow', decidedBy: '(default)', reasons: [] },
+      { ...base, type: 'started', at: 1 },
+      { ...base, type: 'retry', at: 5, attempt: 1, delayMs: 10, error: { code: 'tool_error', message: 'HTTP 503', cause: undefined } },
+      { ...base, type: 'progress', at: 16, value: { text: 'x'.repeat(100) }, truncated: false, sequence: 1 },
+      { ...base, type: 'finished', at: 31, status: 'ok', result },
+      { ...base, type: 'result', at: 32, result },
+    ];
+    events.forEach((e, i) => {
+      plain.event(e);
+      live.event(e);
+      if (i === 4) expect(term.screen[0]).toBe(`▸ fetch f1 running 19 ms · {"text":"${'x'.repeat(50)}…`); // a report from the next attempt
+    });
+    expect(out.text.split('\n')).toEqual(['▸ fetch f1 running', '▸ fetch f1 retrying · attempt 1 failed (tool_error), again in 10 ms', '✓ fetch f1 ok in 29 ms', '']);
+  });
+
   it('on a terminal, a live line per call updated in place; each result above them as it is given out', () => {
     const term = fakeTerminal();
     const frames: string[][] = [];

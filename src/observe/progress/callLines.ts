@@ -57,6 +57,8 @@ export function applyEvent(lines: Map<string, CallLine>, e: PipelineEvent): { re
       to('running');
       return { line, printable: true };
     case 'progress':
+      // A report after a retry comes from the next attempt: the call runs again.
+      if (line.state === 'retrying') line.state = 'running';
       line.detail = compact(e.value);
       return { line, printable: false };
     case 'retry':

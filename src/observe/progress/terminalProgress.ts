@@ -3,7 +3,15 @@ import type { EventObserver, PipelineEvent } from '../../types/events.js';
 import { textCells } from '../timeline/svgText.js';
 import { applyEvent, callKey, describeLine, type CallLine } from './callLines.js';
 
-/** Where progress is written: `process.stdout`, `process.stderr`, or anything with `write`. */
+/**
+ * Where progress is written: `process.stdout`, `process.stderr`, or anything with `write`.
+ *
+ * @example
+ * ```ts
+ * const lines: string[] = [];
+ * const output: ProgressOutput = { write: (text) => lines.push(text) }; // not a TTY: plain lines
+ * ```
+ */
 export interface ProgressOutput {
   write(text: string): unknown;
   /** A terminal: lines are updated in place. `process.stdout.isTTY`. */
@@ -14,7 +22,14 @@ export interface ProgressOutput {
   readonly rows?: number;
 }
 
-/** Options of {@link terminalProgress}. */
+/**
+ * Options of {@link terminalProgress}.
+ *
+ * @example
+ * ```ts
+ * const options: TerminalProgressOptions = { plain: 'results', refreshMs: 250 };
+ * ```
+ */
 export interface TerminalProgressOptions {
   /**
    * Live lines, updated in place (a terminal), or plain lines, appended (a pipe, a file, CI logs).
@@ -43,7 +58,16 @@ export interface TerminalProgressOptions {
   readonly clock?: () => number;
 }
 
-/** A progress renderer: give it the pipeline's events (as an event observer, or from `events()`). */
+/**
+ * A progress renderer: give it the pipeline's events (as an event observer, or from `events()`). While
+ * it draws live lines, write your own lines with `log`, not `console.log`, or they break the live lines.
+ *
+ * @example
+ * ```ts
+ * const progress: TerminalProgress = terminalProgress(process.stdout);
+ * progress.log('asking the model…');
+ * ```
+ */
 export interface TerminalProgress extends EventObserver {
   /** Takes one event of a run (every run, when it is one of the pipeline's `observers`). */
   event(event: PipelineEvent): void;
@@ -67,7 +91,7 @@ export interface TerminalProgress extends EventObserver {
  * @throws {ConfigError} when an option is malformed.
  * @example
  * ```ts
- * import { tap } from 'rxjs';
+ * import { lastValueFrom, tap } from 'rxjs';
  * import { createPipeline, terminalProgress } from 'toolstream';
  *
  * const progress = terminalProgress(process.stdout);
