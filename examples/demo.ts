@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap, toArray } from 'rxjs';
-import { createPipeline, renderTimeline, runCodeTool, type PipelineEvent, type ProgramOutput, type ToolResult } from '../src/index.js';
+import { createPipeline, renderTimeline, runCodeTool, terminalProgress, type PipelineEvent, type ProgramOutput, type ToolResult } from '../src/index.js';
 import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 import { fromAnthropicStream, toAnthropicToolResults, toAnthropicTools } from '../src/adapters/anthropic/index.js';
 import { openWorkspace } from './workspace.js';
@@ -27,24 +27,16 @@ if (flags.has('--live') && !process.env['ANTHROPIC_API_KEY']) {
   process.exit(1);
 }
 const t0 = performance.now();
-// While the approval prompt waits for an answer, lines are held and printed after it, so the question
-// stays the last line on the terminal.
-let held: string[] | undefined;
-const log = (text: string) => {
-  const line = `[${(performance.now() - t0).toFixed(0).padStart(5)} ms] ${text}`;
-  if (held === undefined) console.log(line);
-  else held.push(line);
-};
-const onPrompt = (open: boolean) => {
-  const lines = held;
-  held = open ? [] : undefined;
-  for (const line of lines ?? []) console.log(line);
-};
+// Each call's progress (terminalProgress): at a terminal a live line per call, updated in place, and
+// each result's line as it is given out; in a pipe, a plain line per change. The demo's own lines go
+// through it too, so they never break the live lines (and wait while the approval prompt is open).
+const progress = terminalProgress(process.stdout);
+const log = (text: string) => progress.log(`[${(performance.now() - t0).toFixed(0).padStart(5)} ms] ${text}`);
 
 // A throwaway workspace with a few files, and real local tools on it (examples/workspace.ts); reads
 // pause a little, to see them overlap. Writes ask for approval at the terminal (approved with --yes;
 // rejected when there is no terminal to ask at); paths stay inside the workspace.
-const workspace = await openWorkspace({ log, pauseMs: 250, yes: flags.has('--yes'), onPrompt });
+const workspace = await openWorkspace({ log, pauseMs: 250, yes: flags.has('--yes') });
 
 // Programs run in QuickJS on a worker thread; their tool calls go through this same pipeline.
 const runtime = createQuickJSRuntime({ timeoutMs: 20_000 });
@@ -84,34 +76,16 @@ async function* live(): AsyncIterable<RawMessageStreamEvent> {
 const seen = (call: { name: string; args: unknown }, index: number) =>
   log(`→ #${index} ${call.name} arrived, its arguments complete: ${typeof call.args === 'string' ? call.args : JSON.stringify(call.args)}`);
 
-/** What the pipeline's events say, as the demo's log lines (`pipeline.events()`: one per happening). */
-function describe(event: PipelineEvent): string | undefined {
-  const call = `#${event.index} ${event.name}`;
-  const outcome = (r: ToolResult) => (r.error === undefined || r.error.code === r.status ? r.status : `${r.status} (${r.error.code})`);
-  switch (event.type) {
-    case 'started':
-      return `  ▶ ${call} running`;
-    case 'finished':
-      return event.result.started ? `  ■ ${call} done: ${outcome(event.result)}` : undefined;
-    case 'result':
-      return `✓ ${call} answered: ${outcome(event.result)}`;
-    default:
-      return undefined;
-  }
-}
+/** Every event of the demo's turns, for the picture of the schedule. */
+const allEvents: PipelineEvent[] = [];
 
 /** One model response: its calls run as they arrive; prints the tool_result message for the next request. */
 async function turn(source: AsyncIterable<RawMessageStreamEvent>): Promise<ToolResult[]> {
   let arrived = 0;
-  log('(▶/■: a body starts and ends, in completion order; ✓: a result is answered, in the order the model made the calls)');
   const calls = fromAnthropicStream(source).pipe(tap((call) => seen(call, arrived++)));
-  const events = await lastValueFrom(pipeline.events(calls).pipe(
-    tap((event) => {
-      const line = describe(event);
-      if (line !== undefined) log(line);
-    }),
-    toArray(),
-  ));
+  const events = await lastValueFrom(pipeline.events(calls).pipe(tap((event) => progress.event(event)), toArray()));
+  progress.end();
+  allEvents.push(...events);
   const results = events.flatMap((e) => (e.type === 'result' ? [e.result] : []));
   console.log('\nThe tool_result message for the next request:\n');
   console.log(JSON.stringify(toAnthropicToolResults(results), null, 2));
@@ -152,7 +126,8 @@ try {
   // The picture of the schedule (renderTimeline): in the temp dir, because the workspace is deleted when
   // the demo ends and a file in the current directory would litter the user's checkout.
   const timelineFile = join(tmpdir(), 'toolstream-demo-timeline.svg');
-  await writeFile(timelineFile, renderTimeline(results, { tools: pipeline.tools, title: 'npm start: the schedule of the demo' }));
+  // From the events, which show the approval wait as its own span (results only give the policy stage's time).
+  await writeFile(timelineFile, renderTimeline(allEvents, { tools: pipeline.tools, title: 'npm start: the schedule of the demo' }));
   console.log(`\nThe schedule as a picture (open it in a browser): ${timelineFile}`);
 } finally {
   await runtime.close();

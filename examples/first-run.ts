@@ -8,23 +8,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { concatMap, from, lastValueFrom, map, tap, timer, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createPipeline, defineTool, pathSandbox, type ToolCall, type ToolContext, type ToolResult } from '../src/index.js';
+import { createPipeline, defineTool, pathSandbox, terminalProgress, type ToolCall, type ToolResult } from '../src/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url)); // the repository; tool paths are relative to it
 const notesDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolstream-first-run-'));
 
-// --- logging helpers: milliseconds since start, and a wrapper that shows when a tool body runs ---
+// --- progress: a line per call (terminalProgress), live at a terminal, plain in a pipe; and our own
+// lines, milliseconds since start, through it so they never break the live lines ---
 const t0 = performance.now();
-const log = (text: string) => console.log(`[${(performance.now() - t0).toFixed(0).padStart(4)} ms] ${text}`);
-
-async function traced<T>(ctx: ToolContext, name: string, body: () => Promise<T>): Promise<T> {
-  log(`    ▶ #${ctx.index} ${name}: body starts`);
-  try {
-    return await body();
-  } finally {
-    log(`    ■ #${ctx.index} ${name}: body ends`);
-  }
-}
+const progress = terminalProgress(process.stdout);
+const log = (text: string) => progress.log(`[${(performance.now() - t0).toFixed(0).padStart(4)} ms] ${text}`);
 
 // --- tools. `parallel` tools may overlap; an `exclusive` tool (the default mode) runs alone. ---
 // Bodies get ctx.signal: pass it on, so a timeout or cancellation really stops the work.
@@ -32,20 +25,18 @@ const file = z.object({ path: z.string() });
 
 const listDir = defineTool({
   name: 'list_dir', description: 'List a directory of the repository', input: file, mode: 'parallel',
-  execute: ({ path: p }, ctx) => traced(ctx, 'list_dir', () => fs.readdir(path.resolve(root, p))),
+  execute: ({ path: p }) => fs.readdir(path.resolve(root, p)),
 });
 const readFile = defineTool({
   name: 'read_file', description: 'Read a UTF-8 file of the repository', input: file, mode: 'parallel',
-  execute: ({ path: p }, ctx) =>
-    traced(ctx, 'read_file', () => fs.readFile(path.resolve(root, p), { encoding: 'utf8', signal: ctx.signal })),
+  execute: ({ path: p }, ctx) => fs.readFile(path.resolve(root, p), { encoding: 'utf8', signal: ctx.signal }),
 });
 const hashFile = defineTool({
   name: 'hash_file', description: 'sha256 of a file of the repository', input: file, mode: 'parallel',
-  execute: ({ path: p }, ctx) =>
-    traced(ctx, 'hash_file', async () => {
-      const bytes = await fs.readFile(path.resolve(root, p), { signal: ctx.signal });
-      return createHash('sha256').update(bytes).digest('hex');
-    }),
+  execute: async ({ path: p }, ctx) => {
+    const bytes = await fs.readFile(path.resolve(root, p), { signal: ctx.signal });
+    return createHash('sha256').update(bytes).digest('hex');
+  },
 });
 // Polls for a file that never appears in this demo, so its 300 ms limit fires: the body's signal aborts
 // and the call gets a `timeout` error result. By default (onError: 'cancel-rest') a failed call (throw,
@@ -54,24 +45,22 @@ const hashFile = defineTool({
 const waitForFile = defineTool({
   name: 'wait_for_file', description: 'Wait until a file exists', input: file, mode: 'parallel',
   timeoutMs: 300, onError: 'continue',
-  execute: ({ path: p }, ctx) =>
-    traced(ctx, 'wait_for_file', async () => {
-      for (;;) {
-        if (await fs.access(path.resolve(root, p)).then(() => true, () => false)) return `${p} exists`;
-        await sleep(50, undefined, { signal: ctx.signal }); // rejects with an AbortError on timeout
-      }
-    }),
+  execute: async ({ path: p }, ctx) => {
+    for (;;) {
+      if (await fs.access(path.resolve(root, p)).then(() => true, () => false)) return `${p} exists`;
+      await sleep(50, undefined, { signal: ctx.signal }); // rejects with an AbortError on timeout
+    }
+  },
 });
 // A write: exclusive, so it starts only after every earlier call has finished, and later calls wait for it.
 const writeNote = defineTool({
   name: 'write_note', description: 'Save a note', input: z.object({ title: z.string(), text: z.string() }),
   mode: 'exclusive',
-  execute: ({ title, text }, ctx) =>
-    traced(ctx, 'write_note', async () => {
-      const target = path.join(notesDir, `${title.replace(/\W+/g, '_')}.md`);
-      await fs.writeFile(target, text, { signal: ctx.signal });
-      return `saved ${text.length} chars to ${target}`;
-    }),
+  execute: async ({ title, text }, ctx) => {
+    const target = path.join(notesDir, `${title.replace(/\W+/g, '_')}.md`);
+    await fs.writeFile(target, text, { signal: ctx.signal });
+    return `saved ${text.length} chars to ${target}`;
+  },
 });
 
 // A pre-execute policy: path arguments must stay inside the repository. Relative paths are rewritten to
@@ -80,6 +69,7 @@ const pipeline = createPipeline({
   tools: [listDir, readFile, hashFile, waitForFile, writeNote],
   concurrency: 4,
   pre: [pathSandbox({ root })],
+  observers: [progress], // every event of every run: ▸ a body runs, ✓/✗ how each call ended
 });
 
 // --- the "model": calls arrive one at a time, args as JSON strings (as OpenAI streams them) ---
@@ -125,5 +115,6 @@ try {
   const summary = Object.entries(counts).map(([status, n]) => `${n} ${status}`).join(', ');
   log(`done: ${results.length} results (${summary})`);
 } finally {
+  progress.end();
   await fs.rm(notesDir, { recursive: true, force: true });
 }

@@ -129,6 +129,8 @@ export { otelSpans } from './observe/otelSpans.js';
 export type { SpanTracer } from './observe/otelSpans.js';
 export { renderTimeline } from './observe/timeline/renderTimeline.js';
 export type { TimelineOptions } from './observe/timeline/renderTimeline.js';
+export { terminalProgress } from './observe/progress/terminalProgress.js';
+export type { ProgressOutput, TerminalProgress, TerminalProgressOptions } from './observe/progress/terminalProgress.js';
 export type {
   EventObserver,
   PipelineApprovalAnsweredEvent,

@@ -13,6 +13,10 @@ describe('the examples', () => {
   it('npm start: both replayed responses run through the pipeline, the program included', async () => {
     const out = await run('examples/demo.ts', '--yes');
     expect(out).toContain('7 calls: 6 ok, 1 denied');
+    // Progress from terminalProgress: plain lines in a pipe, one per start and one per end of each call.
+    expect(out).toMatch(/^▸ write_file toolu_demo_04 running$/m);
+    expect(out).toMatch(/^✓ write_file toolu_demo_04 ok in \d+ ms$/m);
+    expect(out).toMatch(/^✗ read_file toolu_demo_05 denied in \d+ ms$/m);
     expect(out).toContain('"tool_use_id": "toolu_demo_07"');
     expect(out).toMatch(/\{\\"count\\":5,\\"todos\\":\[/);
     expect(out).toContain("The program's 6 tool calls");

@@ -48,6 +48,7 @@ export class ConfigError extends TypeError {
       | 'setFleetLimits'
       | 'redisJournal'
       | 'renderTimeline'
+      | 'terminalProgress'
       | 'createLimiter'
       | 'createRateLimiter',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */

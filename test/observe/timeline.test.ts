@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, renderTimeline } from '../../src/index.js';
-import { assignRows } from '../../src/observe/timeline/lanes.js';
 import { callsFromEvents } from '../../src/observe/timeline/fromEvents.js';
 import type { PipelineEvent } from '../../src/index.js';
 import { scheduleScenario, scheduleScenarioEvents } from './timelineScenario.js';
@@ -12,7 +11,7 @@ const attrs = (svg: string, selector: RegExp) =>
     .filter((a) => Object.keys(a).some((k) => selector.test(k)));
 
 describe('renderTimeline', () => {
-  it('draws every call of a real run where its timing says, on no more lanes than the pool has', async () => {
+  it('draws every call of a real run where its timing says, each on its own row with its label', async () => {
     const { results, tools } = await scheduleScenario();
     const svg = renderTimeline(results, { tools });
     const t0 = Math.min(...results.map((r) => r.timing.receivedAt));
@@ -25,19 +24,17 @@ describe('renderTimeline', () => {
       expect(Number(body['data-end'])).toBeCloseTo(r.timing.endedAt! - t0, 1);
       expect(body['data-status']).toBe(r.id === 'r4' ? 'timeout' : r.status);
     }
-    // Lanes: distinct y per lane, at most the pool's 2; bodies on one lane never overlap.
-    const lanes = new Map<string, { from: number; to: number }[]>();
-    for (const b of bodies) lanes.set(b['y']!, [...(lanes.get(b['y']!) ?? []), { from: Number(b['data-start']), to: Number(b['data-end']) }]);
-    expect(lanes.size).toBeLessThanOrEqual(2);
-    for (const spans of lanes.values()) {
-      spans.sort((a, b) => a.from - b.from);
-      for (let i = 1; i < spans.length; i++) expect(spans[i]!.from).toBeGreaterThanOrEqual(spans[i - 1]!.to);
-    }
-    // The denied call never started: it has an outcome mark in a row below every lane.
-    const [outcome] = attrs(svg, /^data-part$/).filter((a) => a['data-part'] === 'outcome');
+    // A row per call, in order of arrival: each call's bar or mark at its own y, and a label for each.
+    const marks = attrs(svg, /^data-part$/);
+    const ys = results.map((r) => Number(marks.find((m) => m['data-call-id'] === r.id)!['y']));
+    expect(new Set(ys).size).toBe(results.length);
+    expect([...ys].sort((a, b) => a - b)).toEqual(ys);
+    for (const r of results) expect(svg).toMatch(new RegExp(`data-label-for="${r.id}"[^>]*>${r.name} ${r.id}`));
+    // The denied call never started: an outcome mark in its own row, at least 6 px wide.
+    const [outcome] = marks.filter((a) => a['data-part'] === 'outcome');
     expect(outcome).toMatchObject({ 'data-call-id': 'x1', 'data-status': 'denied' });
-    expect(Number(outcome!['y'])).toBeGreaterThan(Math.max(...bodies.map((b) => Number(b['y']))));
-    // The exclusive write: outlined, a band across the lanes, and no other body inside its time.
+    expect(Number(outcome!['width'])).toBeGreaterThanOrEqual(6);
+    // The exclusive write: outlined, a band across the rows, and no other body inside its time.
     const w1 = bodies.find((b) => b['data-call-id'] === 'w1')!;
     expect(w1['stroke']).toBeDefined();
     expect(attrs(svg, /^data-exclusive-band$/).map((a) => a['data-exclusive-band'])).toEqual(['w1']);
@@ -117,23 +114,5 @@ describe('renderTimeline', () => {
     expect(() => renderTimeline([], { width: 10 })).toThrow('renderTimeline: `width` must be an integer from 320 to 10000; received 10');
     expect(() => renderTimeline([], { tools: [{ name: 'x', mode: 'sometimes' as 'parallel' }] })).toThrow('`tools[0].mode`');
     expect(() => renderTimeline('nope' as never)).toThrow('`results`');
-  });
-});
-
-describe('assignRows', () => {
-  it('gives each interval a row where it overlaps nothing, using as many rows as intervals ever overlap', () => {
-    const span = fc.tuple(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 30 })).map(([from, len]) => ({ from, to: from + len }));
-    fc.assert(
-      fc.property(fc.array(span, { maxLength: 40 }), (spans) => {
-        const rows = assignRows(spans);
-        for (let i = 0; i < spans.length; i++)
-          for (let j = i + 1; j < spans.length; j++)
-            if (rows[i] === rows[j]) expect(spans[i]!.to <= spans[j]!.from || spans[j]!.to <= spans[i]!.from).toBe(true);
-        const busiest = Math.max(0, ...spans.map((s) => spans.filter((o) => o.from <= s.from && s.from < o.to).length));
-        const used = new Set(rows).size;
-        // Zero-length intervals occupy no time; they may still need a row of their own.
-        if (spans.every((s) => s.to > s.from)) expect(used).toBe(busiest);
-      }),
-    );
   });
 });

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderTimeline, type ToolResult } from '../../src/index.js';
+import fc from 'fast-check';
+import { firstValueFrom, toArray } from 'rxjs';
+import { z } from 'zod';
+import { askTools, createPipeline, defineTool, renderTimeline, type PrePolicy, type ToolResult } from '../../src/index.js';
+import { drawTimeline } from '../../src/observe/timeline/drawTimeline.js';
+import { anyCall, call } from './timelineCalls.js';
 import { STATUS_COLORS } from '../../src/observe/timeline/styles.js';
 import { chromiumAvailable, CHROMIUM_MISSING, launchChromium, requireChromium } from '../support/chromium.js';
 import { scheduleScenario } from './timelineScenario.js';
@@ -31,7 +36,7 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline in a real browser${chromiu
     const { results, tools } = await scheduleScenario();
     const file = join(dir, 'timeline.svg');
     writeFileSync(file, renderTimeline(results, { tools }));
-    const page = await browser.newPage({ viewport: { width: 1000, height: 400 }, deviceScaleFactor: 1 });
+    const page = await browser.newPage({ viewport: { width: 2100, height: 600 }, deviceScaleFactor: 1 });
     await page.goto(pathToFileURL(file).href);
     const t0 = Math.min(...results.map((r) => r.timing.receivedAt));
 
@@ -55,10 +60,11 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline in a real browser${chromiu
       expect(Math.abs(box.x - xAt(result.timing.startedAt!)), `${result.id} start`).toBeLessThan(1.5);
       expect(Math.abs(box.x + Math.max(box.width, 2) - xAt(Math.max(result.timing.endedAt!, result.timing.startedAt! + 2 / pxPerMs))), `${result.id} end`).toBeLessThan(1.5);
     }
-    // The call that never started sits below every lane, from its arrival to its result.
+    // The call that never started has a row of its own (no bar beside it), its mark where it was answered.
     const denied = measured.find((m) => !m.result.started)!;
-    expect(denied.box.y).toBeGreaterThan(Math.max(...bodies.map((b) => b.box.y + b.box.height)));
-    expect(Math.abs(denied.box.x - xAt(denied.result.timing.receivedAt + denied.result.timing.durations.intake))).toBeLessThan(1.5);
+    for (const b of bodies) expect(b.box.y + b.box.height <= denied.box.y || b.box.y >= denied.box.y + denied.box.height).toBe(true);
+    expect(denied.box.width).toBeGreaterThanOrEqual(6);
+    expect(Math.abs(denied.box.x - xAt(denied.result.timing.finishedAt))).toBeLessThan(1.5);
     expect(t0).toBeLessThanOrEqual(first.result.timing.startedAt!);
 
     // Colours, read from the screenshot along a row near the bottom of each bar (below its label's
@@ -101,4 +107,128 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline in a real browser${chromiu
     await blank.close();
     await page.close();
   });
+
+  // Readable as a person sees it: every text measured by Chromium's own layout (its font, not ours).
+  it('shows every call with a visible mark and its whole label, no text clipped or over another text or a mark: the demo\'s case', async () => {
+    // The case of `npm start` at a terminal: reads run while a write waits for an approval that is
+    // rejected, and a read outside the workspace is denied at once.
+    const { events, tools } = await demoLikeRun();
+    const svg = renderTimeline(events, { tools, title: 'npm start: the schedule of the demo' });
+    const seen = await measure(svg);
+    expectReadable(seen, events.filter((e) => e.type === 'result').map((e) => ({ id: e.id, label: `${e.name} ${e.id}` })));
+    const write = seen.calls.find((c) => c.id === 'toolu_04')!;
+    expect(write.label).toBe('write_file toolu_04 · denied (approval_rejected)');
+    expect(write.waits).toContain('approval');
+  });
+
+  it('the same for any schedule: a mark and a whole label for every call, nothing clipped or overlapping', async () => {
+    // Names a person reads (ASCII, CJK, emoji): what XML cannot hold is replaced, so would not read back as given.
+    const readableName = fc.oneof(fc.string({ minLength: 1, maxLength: 30 }), fc.constantFrom('七七七七', '😀😀', 'read_file', 'a_tool_with_a_long_name'));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(anyCall, readableName).map(([c, name]) => ({ ...c, name })), { minLength: 1, maxLength: 12 }), fc.option(fc.integer({ min: 320, max: 1600 }), { nil: undefined }), async (given, width) => {
+        const calls = given.map((c, i) => call(`call_${i}`, c.name, { ...c, index: i }));
+        const seen = await measure(drawTimeline(calls, width, 'any schedule'));
+        expectReadable(seen, calls.map((c) => ({ id: c.id, label: `${c.name} ${c.id}` })));
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+
+  /** Opens the picture as a file and reads back, from the browser's layout, every text's box and each call's parts. */
+  async function measure(svg: string): Promise<Seen> {
+    const file = join(dir, `readable-${Math.random().toString(36).slice(2)}.svg`);
+    writeFileSync(file, svg);
+    const width = Number(/width="(\d+)"/.exec(svg)![1]);
+    const page = await browser.newPage({ viewport: { width: Math.max(width, 320), height: 800 }, deviceScaleFactor: 1 });
+    await page.goto(pathToFileURL(file).href);
+    const seen = await page.evaluate(() => {
+      const root = document.documentElement as unknown as SVGSVGElement;
+      const box = (e: Element) => {
+        const b = (e as SVGGraphicsElement).getBBox();
+        return { x: b.x, y: b.y, width: b.width, height: b.height };
+      };
+      const visible = (e: Element) => getComputedStyle(e).visibility !== 'hidden' && getComputedStyle(e).display !== 'none';
+      return {
+        width: root.width.baseVal.value,
+        height: root.height.baseVal.value,
+        texts: Array.from(document.querySelectorAll('text')).map((t) => ({ of: t.getAttribute('data-label-for'), text: t.textContent ?? '', box: box(t), visible: visible(t) })),
+        calls: Array.from(document.querySelectorAll('g[data-call]')).map((g) => ({
+          id: g.getAttribute('data-call')!,
+          label: Array.from(g.querySelectorAll('text')).map((t) => t.textContent).join(''),
+          inside: g.querySelector('text')?.getAttribute('data-placement') === 'inside',
+          marks: Array.from(g.querySelectorAll('[data-part]')).map((m) => ({ box: box(m), visible: visible(m) })),
+          waits: Array.from(g.querySelectorAll('[data-wait]')).map((w) => w.getAttribute('data-wait')!),
+          others: Array.from(g.querySelectorAll('[data-wait], [data-commit-for]')).map(box),
+        })),
+      };
+    });
+    await page.close();
+    return seen;
+  }
 });
+
+interface Rect {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+interface Seen {
+  readonly width: number;
+  readonly height: number;
+  readonly texts: readonly { readonly of: string | null; readonly text: string; readonly box: Rect; readonly visible: boolean }[];
+  readonly calls: readonly { readonly id: string; readonly label: string; readonly inside: boolean; readonly marks: readonly { readonly box: Rect; readonly visible: boolean }[]; readonly waits: readonly string[]; readonly others: readonly Rect[] }[];
+}
+
+// Boxes that touch (a shared edge, or under half a pixel of the browser's rounding) do not overlap.
+const overlaps = (a: Rect, b: Rect) => a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5 && a.y < b.y + b.height - 0.5 && b.y < a.y + a.height - 0.5;
+const contains = (outer: Rect, inner: Rect) => inner.x >= outer.x - 0.5 && inner.y >= outer.y - 0.5 && inner.x + inner.width <= outer.x + outer.width + 0.5 && inner.y + inner.height <= outer.y + outer.height + 0.5;
+
+/** Each call has a visible mark and its whole label; no text leaves the picture or overlaps another, or a mark not its own bar. */
+function expectReadable(seen: Seen, calls: readonly { readonly id: string; readonly label: string }[]) {
+  const picture = { x: 0, y: 0, width: seen.width, height: seen.height };
+  expect(seen.calls.map((c) => c.id).sort()).toEqual(calls.map((c) => c.id).sort());
+  for (const { id, label } of calls) {
+    const drawn = seen.calls.find((c) => c.id === id)!;
+    expect(drawn.label.startsWith(label), `${id}: "${drawn.label}"`).toBe(true);
+    expect(drawn.marks.length).toBeGreaterThan(0);
+    for (const mark of drawn.marks) {
+      expect(mark.visible).toBe(true);
+      expect(mark.box.width, id).toBeGreaterThanOrEqual(2);
+      expect(contains(picture, mark.box), id).toBe(true);
+    }
+  }
+  for (const text of seen.texts) {
+    expect(text.visible).toBe(true);
+    expect(contains(picture, text.box), `"${text.text}" at ${JSON.stringify(text.box)} leaves the ${seen.width}×${seen.height} picture`).toBe(true);
+    for (const other of seen.texts) if (other !== text) expect(overlaps(text.box, other.box), `"${text.text}" over "${other.text}"`).toBe(false);
+    for (const drawn of seen.calls) {
+      const own = drawn.id === text.of;
+      for (const mark of drawn.marks) if (!(own && drawn.inside && contains(mark.box, text.box))) expect(overlaps(text.box, mark.box), `"${text.text}" over ${drawn.id}'s bar`).toBe(false);
+      for (const part of drawn.others) expect(overlaps(text.box, part), `"${text.text}" over a wait or tick of ${drawn.id}`).toBe(false);
+    }
+  }
+}
+
+const outsideDenied: PrePolicy = ({ call }) => (String((call.args as { path?: unknown }).path).startsWith('..') ? { decision: 'deny', reason: 'outside the workspace' } : undefined);
+
+/** A run like the demo's at a terminal: three reads, a write that waits for an approval and is rejected, a denied read. */
+async function demoLikeRun() {
+  const read = defineTool({ name: 'read_file', description: 'reads', input: z.object({ path: z.string() }), mode: 'parallel', execute: async () => (await new Promise((r) => setTimeout(r, 60)), 'text') });
+  const write = defineTool({ name: 'write_file', description: 'writes', input: z.object({ path: z.string() }), mode: 'exclusive', execute: () => 'written' });
+  const pipeline = createPipeline({
+    tools: [read, write],
+    concurrency: 4,
+    pre: [outsideDenied, askTools(['write_file'])],
+    approve: async () => (await new Promise((r) => setTimeout(r, 150)), 'rejected' as const),
+  });
+  const calls = [
+    { id: 'toolu_01', name: 'read_file', args: { path: 'a' } },
+    { id: 'toolu_02', name: 'read_file', args: { path: 'b' } },
+    { id: 'toolu_03', name: 'read_file', args: { path: 'c' } },
+    { id: 'toolu_04', name: 'write_file', args: { path: 'summary.md' } },
+    { id: 'toolu_05', name: 'read_file', args: { path: '../../etc/passwd' } },
+  ];
+  const events = await firstValueFrom(pipeline.events(calls).pipe(toArray()));
+  return { events, tools: pipeline.tools };
+}

@@ -63,7 +63,7 @@ describe('retry (virtual time)', () => {
     expect(result!.status === 'ok' && result!.value).toEqual(['a#3']);
     const failedAttempts = result!.trace.filter((e) => e.stage === 'execute');
     // From results the timeline has one span for the body; its title says how many attempts it was.
-    expect(renderTimeline(results)).toMatch(/<title>a fetch: ok, [^<]*\(3 attempts\); result #0/);
+    expect(renderTimeline(results)).toMatch(/<title>fetch a: ok, [^<]*\(3 attempts\);[^<]* result #0/);
     expect(failedAttempts).toEqual([
       { stage: 'execute', event: 'attempt_failed', attempt: 1, delayMs: 2, error: expect.objectContaining({ code: 'tool_error', message: 'Tool "fetch" failed: a attempt 1 failed' }) },
       { stage: 'execute', event: 'attempt_failed', attempt: 2, delayMs: 6, error: expect.objectContaining({ code: 'tool_error', message: 'Tool "fetch" failed: a attempt 2 failed' }) },

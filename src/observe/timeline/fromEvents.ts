@@ -6,13 +6,16 @@ import { callIdentity, type TimelineCall, type TimelineSpan, type TimelineWait }
  * say more than results: the approval wait is its own span (`approval-requested` → `approval-answered`),
  * the queue for a slot runs from the decision (or the answer) to `started`, each `retry` ends an attempt
  * and the next one begins after its delay, and the model-order commit is the `result` event itself.
- * A call whose `result` event is not among them (a stream cut short) is left out.
+ * A call whose `result` event is not among them (a stream cut short) is left out. Calls are told apart
+ * by index and id, so the events of several runs (the turns of a conversation) can be drawn together.
  */
 export function callsFromEvents(events: readonly PipelineEvent[], exclusive: ReadonlySet<string>): TimelineCall[] {
-  const byCall = new Map<number, PipelineEvent[]>();
+  // A call is its index and id together: the events of several runs put together (two turns) repeat indices.
+  const byCall = new Map<string, PipelineEvent[]>();
   for (const event of events) {
-    const list = byCall.get(event.index);
-    if (list === undefined) byCall.set(event.index, [event]);
+    const key = `${event.index}\u0000${event.id}`;
+    const list = byCall.get(key);
+    if (list === undefined) byCall.set(key, [event]);
     else list.push(event);
   }
   const calls: TimelineCall[] = [];

@@ -61,6 +61,14 @@ export interface TimelineCall {
   readonly committedAt: number;
 }
 
+/** A rectangle in px, from the picture's top left (the layout's unit). */
+export interface Box {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
 /** What the timeline knows of a call from its result alone: who it is and how it ended. */
 export function callIdentity(result: ToolResult, exclusive: ReadonlySet<string>): Pick<TimelineCall, 'id' | 'name' | 'index' | 'status' | 'code' | 'exclusive' | 'attemptCount'> {
   const timeout = result.status === 'error' && result.error.code === 'timeout';

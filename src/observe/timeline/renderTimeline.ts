@@ -5,7 +5,6 @@ import type { ToolResult } from '../../types/toolResult.js';
 import { drawTimeline } from './drawTimeline.js';
 import { callsFromEvents } from './fromEvents.js';
 import { callsFromResults } from './fromResults.js';
-import { layoutTimeline } from './layout.js';
 
 /** Options of {@link renderTimeline}. */
 export interface TimelineOptions {
@@ -16,8 +15,11 @@ export interface TimelineOptions {
    */
   readonly tools?: readonly { readonly name: string; readonly mode: ToolMode }[];
   /**
-   * The picture's width in px, 320 to 10,000; the height follows from the lanes.
-   * @default 960
+   * The picture's width in px, 320 to 10,000; the height follows from the calls (a row each). Without
+   * it the width follows the schedule: the median body about 60 px wide, so a schedule many times
+   * longer than its calls gets wider and a short one is not stretched, at least 408 px, at most 2,048,
+   * and wider (within that) until every label fits beside or in its bar.
+   * @default undefined (follows the schedule)
    */
   readonly width?: number;
   /**
@@ -32,21 +34,24 @@ export interface TimelineOptions {
  * fonts; it opens as a file, in an `<img>`, or inline in HTML). The same input gives the same bytes.
  *
  * What it shows:
- * - **Lanes, one per pool slot.** Bodies go on lanes greedily in order of start: each takes the lowest
- *   lane free by then and keeps it to its end. That uses as many lanes as bodies ever ran at once (the
- *   pool's busiest moment), so a `concurrency: 4` pipeline shows at most 4.
- * - **A bar per call**, from its body's start to its end, coloured by status (`ok`, `error`, `denied`,
- *   `cancelled`, `timeout` — an `error` whose code is `timeout` —, `suspended`; a legend says which),
- *   labelled with the call's id and tool name; a `<title>` on each gives the details on hover.
- * - **The wait before the start**, as a thin strip above the bar, from the stage durations: the policy
- *   stage (hatched when it asked for an approval: that time is the approval wait) and the queue for a slot.
- * - **Exclusive calls** outlined, labelled `(exclusive)`, with a shaded band across every lane: the band
- *   stays empty of other bodies, because a barrier runs alone. Pass `tools` to know which they are.
+ * - **A row per call**, in order of arrival (model order within a run), so every call is visible,
+ *   even one that never started.
+ * - **A bar per call**, from its body's start to its end (a segment per attempt from events), coloured
+ *   by status (`ok`, `error`, `denied`, `cancelled`, `timeout` — an `error` whose code is `timeout` —,
+ *   `suspended`; a legend says which). A call that never started (denied, cancelled, or failed before
+ *   its body) gets a mark 6 px wide where it was answered (after its waits, such as a rejected approval).
+ * - **A label per call, never cut**: the tool name, the id, and how it ended when not `ok`
+ *   (`write_file toolu_04 · denied (approval_rejected)`). It goes inside the bar when it fits; else
+ *   after the row's marks, or before them; else on lines of its own below them (wrapped, whole). Text
+ *   is monospace with its width set (`textLength`), so no label overlaps another or a bar in any
+ *   browser. A `<title>` on each call gives the details on hover: status, times, waits, result index.
+ * - **The wait before the start**, as a thin strip leading into the bar: the policy stage (hatched
+ *   when it asked for an approval: that time is the approval wait) and the queue for a slot.
+ * - **Exclusive calls** outlined, with a shaded band across every row: the band stays empty of other
+ *   bodies, because a barrier runs alone. Pass `tools` to know which they are.
  * - **When each result was given out in model order**: a tick, joined to its bar by a dotted line when
  *   it waited for earlier results. For the results of one run it is the reorder release (the latest
  *   `finishedAt` of the results up to its index); when indices repeat, its own `finishedAt`.
- * - **Calls that never started** (denied, cancelled or failed before their body) in a row of their own,
- *   with a mark from their arrival (after any wait, such as a rejected approval) to their result.
  * - A time axis in milliseconds from the first call's arrival.
  *
  * From **events** (`pipeline.events()` of one run, collected) it shows more than results can: the
@@ -56,7 +61,8 @@ export interface TimelineOptions {
  * Not yet drawn: waits for tool limits or rate limits (add a wait kind once events report them).
  *
  * Elements carry data attributes for tools and tests: `data-call-id`, `data-part` (`body`, `outcome`),
- * `data-status`, `data-start`/`data-end` (ms from the axis origin), `data-wait`, `data-commit-for`.
+ * `data-status`, `data-start`/`data-end` (ms from the axis origin), `data-wait`, `data-commit-for`,
+ * `data-label-for` (with `data-placement`: `inside`, `right`, `left`, `below`).
  *
  * The picture always parses as XML, whatever the ids, names and title hold: a character XML 1.0 cannot
  * hold is drawn as one it can (a C0 control as its picture, `\0` as `␀`; a lone surrogate as `�`), in
@@ -85,17 +91,17 @@ export function renderTimeline(results: readonly ToolResult[] | readonly Pipelin
   const events = results.length > 0 && results.every(isEvent) ? (results as readonly PipelineEvent[]) : undefined;
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
   const count = events === undefined ? results.length : events.filter((e) => e.type === 'result').length;
-  const { tools = [], width = 960, title = `toolstream: the schedule of ${count} calls` } = options;
+  const { tools = [], width, title = `toolstream: the schedule of ${count} calls` } = options;
   if (!Array.isArray(tools)) fail('tools', 'an array of tools', tools);
   tools.forEach((tool, i) => {
     if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string') fail(`tools[${i}]`, 'a tool with a name', tool);
     if (tool.mode !== 'parallel' && tool.mode !== 'exclusive') fail(`tools[${i}].mode`, '"parallel" or "exclusive"', tool.mode);
   });
-  if (!Number.isInteger(width) || width < 320 || width > 10_000) fail('width', 'an integer from 320 to 10000', width);
+  if (width !== undefined && (!Number.isInteger(width) || width < 320 || width > 10_000)) fail('width', 'an integer from 320 to 10000', width);
   if (typeof title !== 'string') fail('title', 'a string', title);
   const exclusive = new Set(tools.filter((tool) => tool.mode === 'exclusive').map((tool) => tool.name));
   const calls = events === undefined ? callsFromResults(results as readonly ToolResult[], exclusive) : callsFromEvents(events, exclusive);
-  return drawTimeline(layoutTimeline(calls), width, title);
+  return drawTimeline(calls, width, title);
 }
 
 /** An element of `pipeline.events()` rather than a result: results have no `type`. */

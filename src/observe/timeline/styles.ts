@@ -23,6 +23,16 @@ export const HATCH =
   '<pattern id="toolstream-timeline-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">' +
   '<rect width="6" height="6" fill="#ffe8a3"/><rect width="3" height="6" fill="#e0a800"/></pattern>';
 
+/** The heading's font (the only text not measured: the picture is at least as wide as its estimate). */
 export const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-/** An estimate of a character's width at 11px, to size labels without measuring text (deterministic). */
-export const CHAR_WIDTH = 6.4;
+/**
+ * Every other text is monospace at 11px, so its width is known without measuring it: each `<text>`
+ * also carries `textLength` (`lengthAdjust="spacingAndGlyphs"`), so a browser draws it exactly as wide
+ * as computed here whatever font it picks, and labels placed by that width never overlap.
+ */
+export const MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', 'Liberation Mono', monospace";
+/** A monospace cell at 11px: the common fonts' advance is 0.6em (DejaVu Sans Mono's 0.602em). */
+export const CELL = 6.62;
+/** The heading's size, and an upper estimate of its characters' width in px. */
+export const HEADING_SIZE = 13;
+export const HEADING_CHAR = 8;

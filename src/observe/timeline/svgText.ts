@@ -20,12 +20,49 @@ export function escapeXml(text: string): string {
   });
 }
 
-/** `text` cut to `room` code units, the last of them `…`, never between the halves of a surrogate pair. */
-export function shorten(text: string, room: number): string {
-  if (text.length <= room) return text;
-  const end = room - 1;
-  const code = text.charCodeAt(end - 1);
-  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end)}…`;
+/**
+ * How many monospace cells `text` takes: one per code point, two for the wide ones (CJK, Hangul,
+ * fullwidth forms, emoji), which a monospace font's fallback draws about twice as wide.
+ */
+export function textCells(text: string): number {
+  let cells = 0;
+  for (const c of text) cells += isWide(c.codePointAt(0)!) ? 2 : 1;
+  return cells;
+}
+
+/**
+ * `text` in lines of at most `cells` cells (at least one code point a line), never between the halves
+ * of a surrogate pair: the whole text, in order, so a label too long for one line is wrapped, not cut.
+ */
+export function wrapText(text: string, cells: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  let used = 0;
+  for (const c of text) {
+    const width = isWide(c.codePointAt(0)!) ? 2 : 1;
+    if (used + width > cells && line !== '') {
+      lines.push(line);
+      line = '';
+      used = 0;
+    }
+    line += c;
+    used += width;
+  }
+  return line === '' && lines.length > 0 ? lines : [...lines, line];
+}
+
+function isWide(code: number): boolean {
+  return (
+    (code >= 0x1100 && code <= 0x115f) ||
+    (code >= 0x2e80 && code <= 0xa4cf) ||
+    (code >= 0xac00 && code <= 0xd7a3) ||
+    (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xfe30 && code <= 0xfe4f) ||
+    (code >= 0xff00 && code <= 0xff60) ||
+    (code >= 0xffe0 && code <= 0xffe6) ||
+    (code >= 0x1f300 && code <= 0x1faff) ||
+    (code >= 0x20000 && code <= 0x3fffd)
+  );
 }
 
 /** An element with attributes in the order given (so the output is stable), escaped. */
