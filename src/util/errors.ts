@@ -48,6 +48,8 @@ export class ConfigError extends TypeError {
       | 'setFleetLimits'
       | 'redisJournal'
       | 'renderTimeline'
+      | 'toolTracing'
+      | 'workerTracing'
       | 'createLimiter'
       | 'createRateLimiter',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
