@@ -8,11 +8,15 @@
  * ```ts
  * // agent
  * const pipeline = createPipeline({ tools, observers: [toolTracing()] });
+ * // worker process
+ * createToolWorker({ connection, queue, secret, tools, observe: workerTracing() });
  * ```
  *
  * @packageDocumentation
  */
 export { toolTracing } from './toolTracing.js';
 export type { ToolTracingOptions } from './toolTracing.js';
+export { workerTracing } from './workerTracing.js';
+export type { WorkerTracingOptions } from './workerTracing.js';
 export type { LayerObserver } from '../util/layerObserver.js';
-export type { TraceCarrier } from '../types/traceContext.js';
+export type { JobEnd, JobObserver, JobWatch, ObservedJob, TraceCarrier } from '../types/traceContext.js';
