@@ -144,8 +144,8 @@ export interface PipelineOptions {
    */
   readonly result?: readonly ResultMiddleware[];
   /**
-   * Told about every result as it is built (before the reorder buffer), for metrics and tracing — see
-   * `otelSpans`. An observer that throws disturbs nothing: the result is delivered all the same, and
+   * Told about every result as it is built (before the reorder buffer), for metrics and tracing (for
+   * traces, see `toolTracing()` of `toolstream/otel` below). An observer that throws disturbs nothing: the result is delivered all the same, and
    * the error goes to `onObserverError`. An object with an `event(e)` method ({@link EventObserver})
    * is told every lifecycle event of every run instead (what `pipeline.events()` emits), as it happens.
    * A layer observer ({@link LayerObserver}: `toolTracing()` of `toolstream/otel`) watches each run
