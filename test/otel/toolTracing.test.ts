@@ -155,6 +155,23 @@ describe('toolTracing: a span per call by the GenAI conventions', () => {
     expect(spanOfCall(exporter.getFinishedSpans(), 'd1').attributes).toMatchObject({ 'toolstream.status': 'ok', 'toolstream.turn': 'turn-1' });
   });
 
+  it('a suspended call (waiting for a human) is not an error: its span says why it paused', async () => {
+    const pipeline = createPipeline({
+      tools: [lookup],
+      pre: [() => ({ decision: 'ask', reason: 'a human looks first' })],
+      approve: () => 'suspend',
+      observers: [toolTracing()],
+      journal: memoryJournal(),
+      approvalSecret: 'a secret of thirty-two bytes or more!',
+    });
+    const [result] = await pipeline.run([{ id: 's1', name: 'lookup', args: { word: 'later' } }], { turn: 'turn-s' });
+    expect(result!.status).toBe('suspended');
+    const span = spanOfCall(exporter.getFinishedSpans(), 's1');
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(span.attributes).toMatchObject({ 'toolstream.status': 'suspended', 'toolstream.suspended': 'approval_pending', 'toolstream.decision': 'ask' });
+    expect(span.attributes['error.type']).toBeUndefined();
+  });
+
   it('refuses malformed options, naming them', () => {
     expect(() => toolTracing({ recordArguments: 'yes' as unknown as boolean })).toThrow(/toolTracing: `recordArguments` must be a boolean/);
     expect(() => toolTracing({ tracer: {} as never })).toThrow(/`tracer` must be an OpenTelemetry Tracer/);
