@@ -65,6 +65,9 @@ const variants: Variant[] = [
   },
 ];
 
+// BENCH_ONLY=name,name runs only those variants (a profile of one, say).
+const only = process.env['BENCH_ONLY']?.split(',');
+if (only !== undefined) variants.splice(0, variants.length, ...variants.filter((variant) => only.includes(variant.name)));
 printHeader(`toolTracing overhead: ${N} no-op calls, concurrency 10, ${ROUNDS} rounds`);
 const times = new Map<string, number[]>(variants.map((variant) => [variant.name, []]));
 for (let round = 0; round < WARMUP + ROUNDS; round++) {
@@ -77,7 +80,7 @@ for (let round = 0; round < WARMUP + ROUNDS; round++) {
     if (round >= WARMUP) times.get(variant.name)!.push(ms);
   }
 }
-const plain = median(times.get('plain')!);
+const plain = median(times.get('plain') ?? times.get(variants[0]!.name)!);
 for (const variant of variants) {
   const all = times.get(variant.name)!;
   const ms = median(all);

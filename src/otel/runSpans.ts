@@ -1,4 +1,4 @@
-import { context, defaultTextMapSetter, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
+import { context, createContextKey, defaultTextMapSetter, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
 import { describeError, quote } from '../util/describe.js';
 import { TRACE_CARRIER } from '../util/traceCarrier.js';
 import type { CallView } from '../types/callView.js';
@@ -17,6 +17,15 @@ import {
   GEN_AI_TOOL_TYPE,
   resultAttributes,
 } from './attributes.js';
+
+/**
+ * Marks the contexts this run's bodies run in (its value: the run's `RunSpans`). The engine carries a
+ * body's context on into its own work after the body (a promise's continuation keeps the context it was
+ * made in), and a call arriving there — pushed from a result's callback — is not the body's child: it
+ * takes the run's context. (A mark, not a set of the run's spans: a WeakSet entry per call cost more
+ * than the rest of the layer.)
+ */
+const BODY_OF = createContextKey('toolstream.otel.bodyOf');
 
 /** `toolTracing`'s options, resolved. */
 export interface TracingSettings {
@@ -39,7 +48,7 @@ interface CallSpan {
  *    `execute_tool {name}` span starts, INTERNAL, as a child of the context active at the arrival —
  *    the caller's. Continuations of the pool may run in a context a body of this run left active (the
  *    engine's work after a body settled runs in the context it was started in); a call arriving in
- *    one takes the run's own context (active when the run was subscribed) instead of its sibling's.
+ *    one (marked `BODY_OF`) takes the run's own context (active when the run was subscribed) instead.
  * 2. `execute` (each attempt): the rest of the chain and the body run in `context.with` the span, so
  *    `trace.getActiveSpan()` in the body is the call's span and spans the body starts are its children.
  * 3. `finished` (each call, once): the outcome's attributes and status; the span ends.
@@ -48,8 +57,8 @@ interface CallSpan {
 export class RunSpans implements CallHooks {
   /** Open spans by call index (indexes are unique within a run). */
   readonly #spans = new Map<number, CallSpan>();
-  /** Every span this run started: a context in which one is active is not a caller's. */
-  readonly #own = new WeakSet<Span>();
+  /** The last arrival context, and it marked as this run's (`BODY_OF`): calls of a run mostly arrive in one context. */
+  #marked: { readonly arrival: Context; readonly marked: Context } | undefined = undefined;
   /** Active when the run was subscribed: the parent for calls arriving in a context of this run's bodies. */
   readonly #runContext = context.active();
 
@@ -58,11 +67,9 @@ export class RunSpans implements CallHooks {
   received(call: CallView): void {
     try {
       const arrival = context.active();
-      const active = trace.getSpan(arrival);
-      const parent = active !== undefined && this.#own.has(active) ? this.#runContext : arrival;
+      const parent = arrival.getValue(BODY_OF) === this ? this.#runContext : arrival;
       const span = this.settings.tracer.startSpan(`${EXECUTE_TOOL} ${call.name}`, { kind: SpanKind.INTERNAL, attributes: this.#startAttributes(call) }, parent);
-      this.#own.add(span);
-      this.#spans.set(call.index, { span, context: trace.setSpan(parent, span) });
+      this.#spans.set(call.index, { span, context: trace.setSpan(this.#markedFor(parent), span) });
       call.slots.set(TRACE_CARRIER, this.#carrier);
     } catch (error) {
       warn(call, error);
@@ -81,6 +88,8 @@ export class RunSpans implements CallHooks {
     this.#spans.delete(result.index);
     try {
       const { span } = open;
+      // Sampled out, or no SDK (the API's no-op tracer): nothing would be kept, so nothing is built.
+      if (!span.isRecording()) return span.end();
       span.setAttributes(resultAttributes(result, this.settings.recordResults));
       if (this.settings.recordArguments) span.setAttribute(GEN_AI_TOOL_CALL_ARGUMENTS, argumentsText(result.args));
       if (result.status !== 'ok' && result.status !== 'suspended') span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.message });
@@ -88,6 +97,12 @@ export class RunSpans implements CallHooks {
     } catch (error) {
       warn(result, error);
     }
+  }
+
+  /** `parent` with this run's mark (a context copy, made once for a run whose calls arrive in one context). */
+  #markedFor(parent: Context): Context {
+    if (this.#marked?.arrival !== parent) this.#marked = { arrival: parent, marked: parent.setValue(BODY_OF, this) };
+    return this.#marked.marked;
   }
 
   #startAttributes(call: CallView) {
