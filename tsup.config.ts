@@ -12,6 +12,7 @@ export default defineConfig({
     sqlite: 'src/durable/sqlite/index.ts',
     bullmq: 'src/bullmq/index.ts',
     testing: 'src/testing/index.ts',
+    otel: 'src/otel/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

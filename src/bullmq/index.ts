@@ -25,3 +25,4 @@ export { RemoteToolError } from './remoteToolError.js';
 export type { RemoteToolErrorCode } from './remoteToolError.js';
 export { redisJournal } from './redisJournal.js';
 export type { RedisJournal, RedisJournalOptions } from './redisJournal.js';
+export type { JobEnd, JobObserver, JobWatch, ObservedJob, TraceCarrier } from '../types/traceContext.js';

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { TraceCarrier } from '../types/traceContext.js';
 
 /**
  * The payload format this build writes and verifies. Version 2 carries `attempt` and `expiresAt`, and
@@ -35,6 +36,13 @@ export interface JobPayload {
   readonly expiresAt: number;
   /** How long the job's streamed items are kept, like the job itself (for re-attaching). */
   readonly keepMs: number;
+  /**
+   * The trace context of the call's body that sent the job (`traceCarrierOf(ctx)`: W3C `traceparent`,
+   * `tracestate`), when the agent's pipeline traces; absent otherwise. Signed like the rest when
+   * present: a copy of a job cannot be re-attributed to another trace, and the worker's span parents
+   * only what the agent sent.
+   */
+  readonly tc?: TraceCarrier;
   /** base64url HMAC-SHA256 of the rest, the job id, the prefix and the queue. */
   readonly sig: string;
 }
@@ -54,8 +62,11 @@ interface Place {
  * the same text without sorting keys (a canonical form cost a tenth of a worker's time per job).
  */
 function mac(secret: Buffer, payload: UnsignedPayload, place: Place): Buffer {
-  const { v, tool, args, callId, turn, index, key, attempt, deadline, expiresAt, keepMs } = payload;
-  const text = JSON.stringify(['toolstream.job', v, tool, args, callId, turn, index, key, attempt, deadline, expiresAt, keepMs, place.jobId, place.prefix, place.queue]);
+  const { v, tool, args, callId, turn, index, key, attempt, deadline, expiresAt, keepMs, tc } = payload;
+  const fields = ['toolstream.job', v, tool, args, callId, turn, index, key, attempt, deadline, expiresAt, keepMs, place.jobId, place.prefix, place.queue];
+  // The trace context is the last field, only when present: a payload without one signs the same text
+  // as before it existed, so workers of the version before accept untraced jobs.
+  const text = JSON.stringify(tc === undefined ? fields : [...fields, tc]);
   return createHmac('sha256', secret).update(text).digest();
 }
 

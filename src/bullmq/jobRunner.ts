@@ -7,6 +7,9 @@ import { describeError } from '../util/describe.js';
 import { formatIssues } from '../util/formatIssues.js';
 import { deepFreeze } from '../util/snapshot.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
+import type { JobObserver } from '../types/traceContext.js';
+import { asTraceCarrier } from '../util/traceCarrier.js';
+import { watchJob } from './jobObserve.js';
 import type { CancelNotices } from './cancelNotices.js';
 import { RUN_RECORD_SKEW_MS, type FleetKeys } from './fleetKeys.js';
 import { shapeRefusal, signatureRefusal, type JobPayload } from './jobPayload.js';
@@ -39,6 +42,8 @@ export class JobRunner {
     private readonly commands: Redis,
     private readonly locks: LockWatch,
     private readonly maxReruns: number,
+    /** `createToolWorker`'s `observe`: a watch around each body (a span that continues the agent's trace). */
+    private readonly observe?: JobObserver,
   ) {}
 
   async process(job: Job, jobSignal: AbortSignal | undefined): Promise<JobReturn> {
@@ -113,15 +118,23 @@ export class JobRunner {
     // The body's progress travels to the agent's ctx.progress (and so to its events); every report is in
     // Redis before the job ends, so the agent's last read finds it.
     const progress = new ProgressSender(this.commands, this.keys.progress(jobId), this.keys.itemsChannel, signer, payload.keepMs);
+    const watch = watchJob(this.observe, { jobId, queue: this.keys.queue, tool: tool.name, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, attempt: payload.attempt, traceContext: asTraceCarrier(payload.tc) });
     try {
       const ctx: ToolContext = { signal: body.signal, callId: payload.callId, index: payload.index, turn: payload.turn ?? undefined, idempotencyKey: payload.key, cancelRest: () => undefined, progress: progress.report };
-      const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
-      const outcome: UnsignedReturn = isStreamOutput(output) ? { k: 's', n: await this.#stream(jobId, signer, output, payload.keepMs, body.signal) } : { k: 'v', value: await output };
+      // The body's whole course — its call and a stream's every item — in one function, so an observer runs all of it in its context.
+      const course = async (): Promise<UnsignedReturn> => {
+        const output: unknown = tool.execute(deepFreeze(parsed.data), ctx);
+        return isStreamOutput(output) ? { k: 's', n: await this.#stream(jobId, signer, output, payload.keepMs, body.signal) } : { k: 'v', value: await output };
+      };
+      const outcome = await (watch === undefined ? course() : watch.run(course));
       await progress.flushed();
-      return signer.returned(progress.sent === 0 ? outcome : { ...outcome, p: progress.sent }); // a value without a JSON form throws here: tool_failed
+      const returned = signer.returned(progress.sent === 0 ? outcome : { ...outcome, p: progress.sent }); // a value without a JSON form throws here: tool_failed
+      watch?.end({ ok: true });
+      return returned;
     } catch (error) {
       await progress.flushed();
       const code: WorkerFailureCode = body.signal.aborted ? (body.timedOut ? 'timeout' : 'cancelled') : 'tool_failed';
+      watch?.end({ ok: false, code, message: describeError(error) });
       throw new Error(signer.failure(code, describeError(error)));
     } finally {
       done();

@@ -6,8 +6,10 @@ import { durableCallOf, markReattaching } from '../durable/reattach.js';
 import { attemptOf } from '../engine/records/callSlots.js';
 import { outcome } from '../util/outcome.js';
 import { isPositiveDuration } from '../util/validate.js';
+import { traceCarrierOf } from '../util/traceCarrier.js';
 import { implementTool, isToolContract, type ToolContract } from '../tool/toolContract.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
+import type { TraceCarrier } from '../types/traceContext.js';
 import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 import { boundedClose, closeRedis, FleetConnections } from './fleetRedis.js';
 import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';
@@ -185,6 +187,7 @@ class AgentFleet {
       deadline,
       expiresAt: deadline ?? now + this.jobExpiryMs,
       keepMs: this.keepJobsMs,
+      ...traceContextOf(ctx),
     };
     const data = signPayload(this.secret, unsigned, { jobId, prefix: this.prefix, queue });
     const signer = new OutcomeSigner(this.secret, { jobId, callId: ctx.callId, argsHash: argsHash(args) });
@@ -276,4 +279,10 @@ class AgentFleet {
     );
     return this.#closed;
   }
+}
+
+/** The trace context the body's tracing layer offers (`toolTracing()`), as the payload's `tc`; nothing without one. */
+function traceContextOf(ctx: ToolContext): { readonly tc?: TraceCarrier } {
+  const tc = traceCarrierOf(ctx);
+  return tc === undefined ? {} : { tc };
 }

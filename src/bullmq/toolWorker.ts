@@ -1,6 +1,7 @@
 import type { ConnectionOptions, Job } from 'bullmq';
 import { isCount, isPositiveDuration } from '../util/validate.js';
 import type { AnyTool } from '../types/tool.js';
+import type { JobObserver } from '../types/traceContext.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
 import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
@@ -39,6 +40,13 @@ export interface ToolWorkerOptions {
    * (A job of a tool that is not idempotent never runs again: `outcome_unknown`.) @default 1
    */
   readonly maxReruns?: number;
+  /**
+   * A hook around each job's body, once every check passed: given the job (with the trace context its
+   * agent sent), a watch the body's whole course runs in. `workerTracing()` (`toolstream/otel`) runs it
+   * in a span that continues the agent's trace. One that throws is a process warning; the body runs
+   * all the same.
+   */
+  readonly observe?: JobObserver;
 }
 
 /** A running worker: {@link createToolWorker}. */
@@ -122,6 +130,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   if (!isCount(concurrency, 1)) fail('concurrency', 'an integer of at least 1', concurrency);
   if (!isPositiveDuration(lockMs) || lockMs < 100) fail('lockMs', 'at least 100 milliseconds', lockMs);
   if (!isCount(maxReruns, 0)) fail('maxReruns', 'an integer of at least 0', maxReruns);
+  if (options.observe !== undefined && typeof options.observe !== 'function') fail('observe', 'a function (job) => watch, such as workerTracing()', options.observe);
   if (!Array.isArray(tools)) fail('tools', 'an array of tools (implementTool(contract, body))', tools);
   const byName = new Map<string, AnyTool>();
   tools.forEach((tool, i) => {
@@ -144,7 +153,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   });
   // `worker` is assigned below, before any message can arrive (the subscription is not made yet).
   const notices = new CancelNotices(keys, commands, (jobId) => void worker.cancelJob(jobId, 'cancelled by the agent'));
-  const run = new JobRunner(byName, keys, secret, notices, commands, locks, maxReruns);
+  const run = new JobRunner(byName, keys, secret, notices, commands, locks, maxReruns, options.observe);
   const stalledInterval = Math.max(50, Math.round(lockMs / 2));
   const worker = new FleetWorker(
     queue,

@@ -143,10 +143,10 @@ export class DurableBatch {
   /**
    * The batch as an operator, for one subscription: it takes the lease (calls that arrive meanwhile
    * wait, none is lost), runs the journaled stages with results in model order, and gives the lease up
-   * when the subscription ends — `closed` then resolves. `hooks` are the run's other layers' (the
-   * events'): called after the journal's at each point.
+   * when the subscription ends — `closed` then resolves. `hooks` are the run's other layers' (layer
+   * observers', the events'): called after the journal's at each point, in their order.
    */
-  operator(signal: AbortSignal | undefined, hooks?: CallHooks): OperatorFunction<ToolCall, ToolResult> {
+  operator(signal: AbortSignal | undefined, hooks: readonly (CallHooks | undefined)[] = []): OperatorFunction<ToolCall, ToolResult> {
     this.#signal = signal;
     return (calls) =>
       defer(() => {
@@ -188,12 +188,12 @@ export class DurableBatch {
    * (their program's call holds the turn's lease), in a pool run by `options`.
    */
   stages(signal: AbortSignal | undefined, options?: BatchOptions): OperatorFunction<ToolCall, ToolResult> {
-    return runStages(this.#settings(), signal, this.#hooks(undefined), options);
+    return runStages(this.#settings(), signal, this.#hooks([]), options);
   }
 
   /** The journal's hooks first, then the run's other layers'. */
-  #hooks(hooks: CallHooks | undefined) {
-    return runHooks([this.#journal, hooks]);
+  #hooks(hooks: readonly (CallHooks | undefined)[]) {
+    return runHooks([this.#journal, ...hooks]);
   }
 
   /** Resolves once the subscription ended and the lease was given up. */

@@ -15,6 +15,13 @@ export interface SpanTracer {
 }
 
 /**
+ * @deprecated Use `toolTracing()` from `toolstream/otel`: spans by the OpenTelemetry GenAI conventions
+ * (`execute_tool {name}`, `gen_ai.*` attributes, `error.type`), the caller's span as parent, the body
+ * inside its span, and the trace carried to fleet workers. `otelSpans` keeps working unchanged; its
+ * `tool.*` attributes map to `gen_ai.tool.name`, `gen_ai.tool.call.id`, `toolstream.call.index`,
+ * `toolstream.status`, `toolstream.started`, `toolstream.decision`, `error.type` and
+ * `toolstream.duration.*_ms`.
+ *
  * A result observer that records one OpenTelemetry span per call, from the moment the call was received
  * to the moment its result was built, with the tool, the outcome and every stage's duration as
  * attributes. Failed, denied and cancelled calls get an error status. The spans are created after the

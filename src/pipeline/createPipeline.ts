@@ -10,12 +10,14 @@ import { resolveDurable } from '../durable/durableOptions.js';
 import { DurableTurnError } from '../durable/errors.js';
 import { pendingApprovals as listPending, planResume } from '../durable/resumePlan.js';
 import { bindToPipeline } from '../engine/layerState/pipelineAware.js';
+import { LAYER_HOOKS } from '../util/layerObserver.js';
 import { isPullable, sourceOfCalls, toObservable } from '../stream/callSource.js';
 import { stopWhenAborted } from '../stream/stopWhenAborted.js';
 import { subscribeAsChild } from '../stream/subscribeAsChild.js';
 import { ReorderWindow } from '../stream/reorderWindow.js';
 import { runWithEvents, type HookedStages } from '../observe/eventLayer.js';
 import type { PipelineEvent, PipelineResultEvent } from '../types/events.js';
+import type { CallHooks } from '../types/hooks.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { CallSource, Pipeline, ResumeOptions, RunOptions } from '../types/pipeline.js';
@@ -52,6 +54,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const resolved = resolveOptions(options);
   const settings = bindToPipeline(resolved.settings);
   const eventSettings = resolved.events; // the events layer's own options: the engine carries none
+  const { layers } = resolved;
   const durable = resolveDurable(options);
   const tools = Object.freeze([...settings.tools.values()]);
   const available = Object.freeze(availableTools(settings, tools));
@@ -62,10 +65,17 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return durable;
   };
 
-  /** The stages of one run, given its hooks, results in model order: plain or durable. */
+  /**
+   * The stages of one run, given its hooks, results in model order: plain or durable. With layer
+   * observers, each subscription asks each for hooks of its own (after the journal's, before the events').
+   */
   const tappedStages = (signal: AbortSignal | undefined, batch: DurableBatch | undefined, turn: string | undefined): HookedStages => {
-    if (batch === undefined) return (hooks) => runInOrder(settings, signal, runHooks([hooks]));
-    return (hooks) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, hooks));
+    const stages: (hooks: readonly (CallHooks | undefined)[]) => OperatorFunction<ToolCall, ToolResult> =
+      batch === undefined
+        ? (hooks) => runInOrder(settings, signal, runHooks(hooks))
+        : (hooks) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, hooks));
+    if (layers.length === 0) return (hooks) => stages([hooks]);
+    return (hooks) => (calls) => defer(() => calls.pipe(stages([...layers.map((layer) => layer[LAYER_HOOKS]()), hooks])));
   };
 
   /** The run as events; the event observers see them too. */

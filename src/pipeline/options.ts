@@ -14,6 +14,7 @@ import type { RetentionBudget } from '../types/retention.js';
 import type { AnyTool, OnError } from '../types/tool.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { warnObserverError } from '../util/observerWarning.js';
+import { isLayerObserver, type LayerObserver } from '../util/layerObserver.js';
 import { clockOf } from '../stream/clock.js';
 
 /**
@@ -143,13 +144,15 @@ export interface PipelineOptions {
    */
   readonly result?: readonly ResultMiddleware[];
   /**
-   * Told about every result as it is built (before the reorder buffer), for metrics and tracing — see
-   * `otelSpans`. An observer that throws disturbs nothing: the result is delivered all the same, and
+   * Told about every result as it is built (before the reorder buffer), for metrics and tracing (for
+   * traces, see `toolTracing()` of `toolstream/otel` below). An observer that throws disturbs nothing: the result is delivered all the same, and
    * the error goes to `onObserverError`. An object with an `event(e)` method ({@link EventObserver})
    * is told every lifecycle event of every run instead (what `pipeline.events()` emits), as it happens.
+   * A layer observer ({@link LayerObserver}: `toolTracing()` of `toolstream/otel`) watches each run
+   * from inside, as a layer (a span per call, the body inside it).
    * @default []
    */
-  readonly observers?: readonly ToolObserver[];
+  readonly observers?: readonly (ToolObserver | LayerObserver)[];
   /**
    * Told when an observer throws, with the error and the result it was observing. Whatever it does —
    * even throwing itself — the stream goes on and the process does not crash.
@@ -202,6 +205,8 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
 export interface ResolvedOptions {
   readonly settings: PipelineSettings;
   readonly events: EventSettings;
+  /** The layer observers, in the order given: each run asks each for its hooks. */
+  readonly layers: readonly LayerObserver[];
 }
 
 /** The engine's settings from `options` (validating all of them). @throws {ConfigError} naming the first bad option. */
@@ -268,8 +273,8 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
     onObserverError = warnObserverError,
     progress = {},
   } = options;
-  if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === 'function' || isEventObserver(observer))) {
-    fail('observers', 'an array of result observers (result) => void and event observers { event(e) }', observers);
+  if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === 'function' || isEventObserver(observer) || isLayerObserver(observer))) {
+    fail('observers', 'an array of result observers (result) => void, event observers { event(e) } and layer observers (toolTracing())', observers);
   }
   if (typeof progress !== 'object' || progress === null) fail('progress', 'an object { maxChars?, maxEvents? }', progress);
   const { maxChars: progressChars = 10_000, maxEvents: progressEvents = 1000 } = progress;
@@ -332,12 +337,12 @@ export function resolveOptions(options: PipelineOptions): ResolvedOptions {
     result: Object.freeze([...result]),
     resultNames,
     restrictions,
-    observers: observers.filter((observer) => typeof observer === 'function'),
+    observers: observers.filter((observer): observer is ToolObserver & ((result: ToolResult) => void) => typeof observer === 'function'),
     onObserverError,
     retention: budgets,
   };
-  const events: EventSettings = { observers: observers.filter(isEventObserver), progress: { maxChars: progressChars, maxEvents: progressEvents }, clock };
-  return { settings, events };
+  const events: EventSettings = { observers: observers.filter((observer) => !isLayerObserver(observer) && isEventObserver(observer)), progress: { maxChars: progressChars, maxEvents: progressEvents }, clock };
+  return { settings, events, layers: observers.filter(isLayerObserver) };
 }
 
 type Fail = (option: string, expected: string, received: unknown) => never;

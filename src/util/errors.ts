@@ -49,6 +49,8 @@ export class ConfigError extends TypeError {
       | 'redisJournal'
       | 'renderTimeline'
       | 'terminalProgress'
+      | 'toolTracing'
+      | 'workerTracing'
       | 'createLimiter'
       | 'createRateLimiter',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
