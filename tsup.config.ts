@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { OPTIONAL_PEERS, optionalPeers } from './scripts/optionalPeers.js';
 import { quickjsPayload } from './scripts/quickjsPayload.js';
 
 export default defineConfig({
@@ -24,6 +25,8 @@ export default defineConfig({
   // The subpath entries share the core through chunks, so `IncompleteArguments` and friends are one
   // class whichever entry a program imports first (also for CJS, where tsup calls this experimental).
   splitting: true,
-  // The QuickJS runtime's worker and wasm, embedded in dist/quickjs-payload.cjs (see the plugin).
-  esbuildPlugins: [quickjsPayload()],
+  // The QuickJS runtime's worker and wasm, embedded in dist/quickjs-payload.cjs (see the plugin); the
+  // optional peers loaded so that a missing one is named with its range and install command.
+  esbuildPlugins: [quickjsPayload(), optionalPeers()],
+  noExternal: [...OPTIONAL_PEERS], // the plugin keeps them external (tsup would before the plugin sees them)
 });

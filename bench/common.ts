@@ -2,7 +2,13 @@
 import { cpus } from 'node:os';
 import { relative } from 'node:path';
 
-/** Prints what produced the figures: the command, Node version and CPU. */
+/**
+ * Quick mode (`npm run bench`, the `--quick` flag): fewer calls and rounds and only the headline rows,
+ * so the whole run takes about a minute; `npm run bench:full` runs every bench at full size.
+ */
+export const QUICK = process.argv.includes('--quick');
+
+/** Prints what produced the figures: the command, Node version and CPU (and, in quick mode, that it is). */
 export function printHeader(title: string): void {
   const script = relative(process.cwd(), process.argv[1] ?? '');
   const command = [process.argv0, ...process.execArgv, script].join(' ');
@@ -11,6 +17,7 @@ export function printHeader(title: string): void {
   console.log(`\n# ${title}`);
   console.log(`command: ${command}${viaNpm}`);
   console.log(`node ${process.version}, ${process.platform}/${process.arch}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}`);
+  if (QUICK) console.log('QUICK MODE (npm run bench): the headline benches, smaller. Every bench at full size: npm run bench:full');
 }
 
 export function median(values: readonly number[]): number {

@@ -44,19 +44,24 @@
  * × p-limit, × rxjs); the policy/events/limit/rateLimit variants also against the plain `pipeline.run`. Printed,
  * never asserted. Every run's results are checked (100k ok results, in order, right values); a failed
  * check exits non-zero.
+ *
+ * Quick mode (`--quick`, what `npm run bench` runs): 30k calls, 2 warm-up + 9 measured rounds, and only the
+ * headline rows — the async workload's baselines (hand pool, floor, p-limit, rxjs) and the pipeline's
+ * `run`, `operator()` and `events` — with the same ratios of medians taken in the same process.
  */
 import pLimit from 'p-limit';
 import { from, ignoreElements, lastValueFrom, map, mergeMap, Observable, type OperatorFunction, tap, toArray } from 'rxjs';
 import { z } from 'zod';
 import { askTools, createPipeline, defineTool, type ExecuteMiddleware, type PostPolicy, type PrePolicy, type ResultMiddleware, type ToolCall, type ToolResult } from '../src/index.js';
-import { argsOf, collectGarbage, collectYoungGarbage, fmt, median, printHeader } from './common.js';
+import { argsOf, collectGarbage, collectYoungGarbage, fmt, median, printHeader, QUICK } from './common.js';
 import { ALL_PARTS, contractFloor, type FloorPart } from './contractFloor.js';
 import { streamFloor } from './streamFloor.js';
 
-const N = 100_000;
+const N = QUICK ? 30_000 : 100_000;
 const CONCURRENCY = 10;
 const WARMUP = 2;
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5); // override: BENCH_ROUNDS=9 npm run bench
+// Quick mode's runs are short, so more of them make its medians steadier.
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? (QUICK ? 9 : 5)); // override: BENCH_ROUNDS=9 npm run bench:full
 
 const input = z.object({ i: z.number() });
 type Args = z.infer<typeof input>;
@@ -282,8 +287,10 @@ const allVariants: Variant[] = [
 ];
 
 // BENCH_ONLY=<regex>: run only the variants whose name matches (and the baselines of their workloads),
-// for a quick look while working on one path, e.g. BENCH_ONLY='run, async body'.
-const only = process.env['BENCH_ONLY'] === undefined ? undefined : new RegExp(process.env['BENCH_ONLY']);
+// for a quick look while working on one path, e.g. BENCH_ONLY='run, async body'. Quick mode is such a
+// look at the headline rows (their baselines come with them).
+const QUICK_ROWS = /^(pipeline\.run|operator\(\)\+toArray|pipeline\.events), async body$|^baseline (hand|floor|p-limit|rxjs), async body$/;
+const only = process.env['BENCH_ONLY'] === undefined ? (QUICK ? QUICK_ROWS : undefined) : new RegExp(process.env['BENCH_ONLY']);
 const picked = allVariants.filter((v) => only === undefined || only.test(v.name));
 const variants = allVariants.filter(
   (v) => picked.includes(v) || (v.name.startsWith('baseline ') && picked.some((p) => p.workload === v.workload && p !== v) && (only === undefined || /hand|floor|p-limit/.test(v.name) || only.test(v.name))),
@@ -333,6 +340,7 @@ async function main(): Promise<void> {
   console.log('× stream floor: over the stream floor (bench/streamFloor.ts: the floor\'s per-call work in the least machinery of the pipeline\'s shape — Observable in and out, a record and context per call, slots, one deadline timer, a reorder — and no features)');
   console.log('× reference: the policy path\'s (3 pass-through pre + 1 post), the events layer\'s, a limit\'s and a rate limit\'s own cost over pipeline.run on the same workload; a floor without one part over the whole floor (below 1: what that part costs)');
   console.log(`sanity: every variant returned ${N} ok results in input order with the right values: ${ok ? 'yes' : 'NO'}`);
+  if (QUICK) console.log('quick mode: the headline rows at 30k calls; every row (sync body, JSON args, policies, chains, limits) at 100k: npm run bench:full');
   if (!ok) process.exitCode = 1;
 }
 

@@ -41,7 +41,7 @@ const workspace = await openWorkspace({ log, pauseMs: 250, yes: flags.has('--yes
 // Programs run in QuickJS on a worker thread; their tool calls go through this same pipeline.
 const runtime = createQuickJSRuntime({ timeoutMs: 20_000 });
 const pipeline = createPipeline({
-  tools: [...workspace.tools, runCodeTool({ runtime })],
+  tools: [...workspace.tools, runCodeTool({ runtime, workspace: workspace.root })],
   concurrency: 4,
   pre: workspace.pre,
   approve: workspace.approve,

@@ -1,6 +1,7 @@
 // Programmatic tool calling: the "model" sends one run_code call whose program reads this repository's
 // sources through the pipeline's own tools, and returns a small summary. Run with `npm run example:ptc`.
-// Everything is local; a path outside the repository is denied by pathSandbox, inside the program too.
+// Everything is local; a path outside the repository is denied by pathSandbox, inside the program too,
+// and the program (and the model) see paths relative to the repository (`workspace`), never the host's.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +35,7 @@ const readFile = defineTool({
 
 const runtime = createQuickJSRuntime({ timeoutMs: 20_000 });
 const pipeline = createPipeline({
-  tools: [listFiles, readFile, runCodeTool({ runtime, maxParallelSubCalls: 8 })],
+  tools: [listFiles, readFile, runCodeTool({ runtime, maxParallelSubCalls: 8, workspace: root })],
   pre: [pathSandbox({ root })],
 });
 

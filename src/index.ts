@@ -150,6 +150,7 @@ export type { JsonValue } from './types/json.js';
 
 // Errors thrown by toolstream itself
 export { ConfigError, SourceError } from './util/errors.js';
+export { MissingPeerError } from './util/optionalPeer.js';
 export type { ToolstreamError } from './util/errors.js';
 
 // Stream building blocks

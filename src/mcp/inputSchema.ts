@@ -6,7 +6,7 @@ import { defineValue, exceedsLimits, vetSchema, type ArgsLimits, type Excess, ty
 export type { ArgsLimits, JsonSchemaObject } from './vetSchema.js';
 
 /**
- * The defaults of `mcpTools`, measured on zod 4.6 (`npm run bench`, bench/mcp.ts): zod takes up to
+ * The defaults of `mcpTools`, measured on zod 4.6 (`npm run bench:full`, bench/mcp.ts): zod takes up to
  * about 2.5 µs for a value that fails and builds its issue, so 2 Ki evaluations are about 5 ms; a
  * pattern search step takes about 1–4 ns, so 1 Mi steps are a few milliseconds too.
  */

@@ -13,6 +13,7 @@ import { describeTools } from './describeTools.js';
 import type { SubCallsOmitted, SubDispatch } from './subCallLog.js';
 import { SubCalls } from './subCalls.js';
 import type { CodeFailure, CodeRunResult, CodeRuntime } from './types.js';
+import { workspacePaths, type ShowPaths } from './workspacePaths.js';
 import { brand } from '../util/brand.js';
 import { outcome } from '../util/outcome.js';
 import { markDurableProgram, programJournalOf } from '../durable/durableProgram.js';
@@ -54,6 +55,15 @@ export interface RunCodeToolOptions {
    * is left out is counted in `subCallsOmitted`. @default 1_000_000
    */
   readonly maxLoggedChars?: number;
+  /**
+   * The directory the tools work in (the `root` of a `pathSandbox`, usually). The program and the
+   * model see the host's absolute paths under it relative to it — `/home/me/project/src/a.ts` as
+   * `src/a.ts`, the directory itself as `.` — in the tools' results and errors a program receives,
+   * and in what it returns, prints or fails with; the relative paths a program sends back are the
+   * sandbox's to resolve. The host's sub-call log (`ProgramOutput.subCalls`) keeps them as they were.
+   * @default none: paths are shown as the tools return them
+   */
+  readonly workspace?: string;
 }
 
 /**
@@ -101,8 +111,10 @@ export class ProgramError extends Error {
     readonly subCalls: readonly SubDispatch[],
     /** As {@link ProgramOutput.subCallsOmitted}. */
     readonly subCallsOmitted: SubCallsOmitted,
+    /** What the model is shown of the message (`runCodeTool({ workspace })`); the fields keep the host's view. */
+    show: ShowPaths = (text) => text,
   ) {
-    super(describeFailure(failure, logs, subCalls, subCallsOmitted));
+    super(show(describeFailure(failure, logs, subCalls, subCallsOmitted)));
   }
 }
 
@@ -175,6 +187,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     description = DESCRIPTION,
     maxLoggedSubCalls = 1000,
     maxLoggedChars = 1_000_000,
+    workspace,
   } = options;
   if (typeof runtime?.run !== 'function' || typeof runtime.close !== 'function') fail('runtime', 'a CodeRuntime', runtime);
   const { settleMs = DEFAULT_SETTLE_MS } = runtime;
@@ -185,6 +198,8 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
   if (typeof description !== 'string') fail('description', 'a string', description);
   if (!isCount(maxLoggedSubCalls, 0)) fail('maxLoggedSubCalls', 'a non-negative integer or Infinity', maxLoggedSubCalls);
   if (!isCount(maxLoggedChars, 0)) fail('maxLoggedChars', 'a non-negative integer or Infinity', maxLoggedChars);
+  if (workspace !== undefined && (typeof workspace !== 'string' || workspace === '')) fail('workspace', 'a directory (a non-empty path)', workspace);
+  const show = workspacePaths(workspace);
   const logLimits = { maxEntries: maxLoggedSubCalls, maxChars: maxLoggedChars };
 
   const input = z.object({
@@ -215,15 +230,15 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
     const afterResponse = new Set(tools.filter((tool) => tool.start === 'after-response').map((tool) => tool.name));
     const bound = defineTool({
       name,
-      description: describeProgramTools(description, tools),
+      description: describeProgramTools(description, tools, workspace !== undefined),
       input,
       mode,
-      render: renderOutput,
+      render: (output: ProgramOutput) => show(renderOutput(output)),
       execute: async ({ program }, ctx): Promise<ProgramOutput> => {
         // In a durable turn: this run's journal of the sub-calls, and a stop for when only approvals can move it on.
         const journal = await programJournalOf(ctx)?.open();
         const stop = new AbortController();
-        const subCalls = new SubCalls(batch, afterResponse, ctx.callId, ctx.signal, logLimits, journal && { journal, settleMs, onStuck: () => stop.abort() });
+        const subCalls = new SubCalls(batch, afterResponse, ctx.callId, ctx.signal, logLimits, journal && { journal, settleMs, onStuck: () => stop.abort() }, show);
         const functions = Object.fromEntries(tools.map((tool) => [tool.name, subCalls.functionFor(tool.name)]));
         let result: CodeRunResult;
         try {
@@ -238,7 +253,7 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
           await journal.suspended(approvals);
           throw outcome.suspended(suspendedError(name, approvals)); // thrown: the body's type is its output's
         }
-        if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, entries, omitted);
+        if (result.failure !== undefined) throw new ProgramError(result.failure, result.logs, entries, omitted, show);
         return { value: result.value, logs: result.logs, subCalls: entries, subCallsOmitted: omitted };
       },
     });
@@ -254,10 +269,11 @@ export function runCodeTool(options: RunCodeToolOptions): AnyTool {
  * `after-response` ones, which a program cannot call (they start only after the model's response, and
  * the program runs inside it; a call is refused at once).
  */
-function describeProgramTools(description: string, tools: readonly AnyTool[]): string {
+function describeProgramTools(description: string, tools: readonly AnyTool[], workspace: boolean): string {
   const callable = tools.filter((tool) => tool.start !== 'after-response');
   const afterResponse = tools.filter((tool) => tool.start === 'after-response').map((tool) => tool.name);
-  const declarations = `${description}\n\n${describeTools(callable)}`;
+  const relative = workspace ? ' Paths are relative to the workspace.' : '';
+  const declarations = `${description}${relative}\n\n${describeTools(callable)}`;
   if (afterResponse.length === 0) return declarations;
   return `${declarations}\n\nNot callable from a program, as they start only after your response has ended: ${afterResponse.join(', ')}. Call them directly, as tool calls of their own.`;
 }

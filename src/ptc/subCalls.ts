@@ -7,6 +7,7 @@ import type { ToolErrorCode } from '../types/toolError.js';
 import type { ToolResult } from '../types/toolResult.js';
 import { SubCallLog, type LoggedSubCalls, type SubCallLogLimits } from './subCallLog.js';
 import type { HostFunction } from './types.js';
+import type { ShowPaths } from './workspacePaths.js';
 
 /** What a failed sub-call rejects with; inside the program it is a `ToolCallError` with this code. */
 class SubCallError extends Error {
@@ -44,7 +45,8 @@ export interface DurableSubCalls {
  * A program learns no more than the model would from a direct call: it receives the result's value when
  * the model would see exactly that value's plain rendering, and otherwise the text the model would see
  * (a tool's `render`, a post-execute policy that replaced the content, a budget that cut it). A failed
- * call, whatever its status, rejects with the result's code and, as its message, that same text.
+ * call, whatever its status, rejects with the result's code and, as its message, that same text. Both
+ * pass through `show` (`runCodeTool({ workspace })`: host paths made relative); the log keeps them as they were.
  *
  * In a durable turn (`durable`) the batch is journaled under the program's call, each call bound to
  * what earlier runs of the program journaled of it before it is dispatched. A suspended call (its
@@ -70,6 +72,8 @@ export class SubCalls {
     parentSignal: AbortSignal,
     limits: SubCallLogLimits,
     private readonly durable?: DurableSubCalls,
+    /** What the program is shown of a value or a message (see `workspacePaths`). */
+    private readonly show: ShowPaths = (value) => value,
   ) {
     this.log = new SubCallLog(limits);
     const onAbort = () => this.stop.abort(parentSignal.reason);
@@ -164,9 +168,9 @@ export class SubCalls {
       this.suspended.set(result.id, { position: waiting.position, approval });
       return; // its promise stays pending
     }
-    if (result.status === 'ok') waiting.resolve(isPlainRendering(result) ? result.value : result.content);
+    if (result.status === 'ok') waiting.resolve(this.show(isPlainRendering(result) ? result.value : result.content));
     // The model's text, not `error.message`: post-execute policies and budgets may have rewritten or cut it.
-    else waiting.reject(new SubCallError(result.error.code, result.content));
+    else waiting.reject(new SubCallError(result.error.code, this.show(result.content)));
   }
 }
 

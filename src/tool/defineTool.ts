@@ -3,8 +3,9 @@ import { ConfigError } from '../util/errors.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../util/validate.js';
 import { resolveRetry } from './schedule/retry.js';
 import { scheduleFacts } from './schedule/scheduleFacts.js';
+import type { ResolvedRetry, RetryOptions } from '../types/retry.js';
 import type { ScheduleFacts } from '../types/schedule.js';
-import type { Tool, ToolChains, ToolDefinition, ToolFacts } from '../types/tool.js';
+import type { OnError, Tool, ToolChains, ToolDefinition, ToolFacts } from '../types/tool.js';
 
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -63,14 +64,24 @@ function middlewareList<F>(option: string, list: readonly F[] | undefined, expec
 }
 
 /**
+ * The facts {@link toolFacts} checks. The optional ones also take `undefined` (and `retry` a resolved
+ * one), as a contract holds them: `toolContract({ ...contract, timeoutMs })`.
+ */
+export type FactsDefinition<Input extends $ZodType> = Omit<
+  ToolDefinition<Input>,
+  'execute' | 'render' | 'timeoutMs' | 'onError' | 'retry' | 'chains' | keyof ScheduleFacts
+> & {
+  readonly timeoutMs?: number | undefined;
+  readonly onError?: OnError | undefined;
+  readonly retry?: RetryOptions | ResolvedRetry | undefined;
+};
+
+/**
  * Checks a tool's facts (name, description, schema, mode, timeout, onError, idempotent, retry) and fills in
  * their defaults. Shared by `defineTool` and `toolContract`, so a contract and a tool agree on what is valid.
  * @throws {ConfigError} naming `where` and the field
  */
-export function toolFacts<Input extends $ZodType>(
-  where: ConfigError['where'],
-  definition: Omit<ToolDefinition<Input>, 'execute' | 'render' | keyof ScheduleFacts>,
-): ToolFacts<Input> {
+export function toolFacts<Input extends $ZodType>(where: ConfigError['where'], definition: FactsDefinition<Input>): ToolFacts<Input> {
   const fail = (option: string, expected: string, received: unknown): never => {
     throw new ConfigError(where, option, expected, received);
   };

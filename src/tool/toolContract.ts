@@ -1,8 +1,9 @@
 import type { $ZodType, output as SchemaOutput } from 'zod/v4/core';
-import { defineTool, toolFacts } from './defineTool.js';
+import { defineTool, toolFacts, type FactsDefinition } from './defineTool.js';
 import { ConfigError } from '../util/errors.js';
+import type { ExecuteOutcome } from '../types/outcome.js';
 import type { RetryOptions } from '../types/retry.js';
-import type { Tool, ToolContext, ToolDefinition, ToolFacts, ToolOutput } from '../types/tool.js';
+import type { Render, Tool, ToolContext, ToolDefinition, ToolFacts, ToolOutput } from '../types/tool.js';
 
 const CONTRACT = Symbol.for('toolstream.toolContract');
 
@@ -15,6 +16,9 @@ const CONTRACT = Symbol.for('toolstream.toolContract');
  * repeats a body on its own).
  *
  * @typeParam Input - the zod schema of the arguments.
+ * @typeParam Output - what a body returns: `render` sees it, and {@link implementTool} refuses a body
+ *   that returns anything else. Inferred from `render`'s parameter (or from the declared type of the
+ *   contract); `unknown` when neither says.
  *
  * @example
  * ```ts
@@ -25,20 +29,26 @@ const CONTRACT = Symbol.for('toolstream.toolContract');
  *   mode: 'parallel',
  *   timeoutMs: 60_000,
  *   idempotent: true,
+ *   render: (page: { title: string; text: string }) => `# ${page.title}\n\n${page.text}`,
  * });
  * ```
  */
-export interface ToolContract<Input extends $ZodType = $ZodType> extends ToolFacts<Input> {
+export interface ToolContract<Input extends $ZodType = $ZodType, Output = unknown> extends ToolFacts<Input> {
   /** The model-facing text of the value a worker returned (it runs in the agent). */
-  readonly render: ((value: unknown) => string) | undefined;
+  readonly render: Render<Output> | undefined;
   readonly [CONTRACT]: true;
 }
 
-/** What {@link toolContract} takes: a tool's definition without `execute`. */
-export type ToolContractDefinition<Input extends $ZodType = $ZodType> = Omit<ToolDefinition<Input>, 'execute' | 'render'> & {
-  /** The model-facing text of the value the body returned, made where the result is (the agent). */
-  readonly render?: (value: unknown) => string;
-};
+/**
+ * What {@link toolContract} takes: a tool's definition without `execute`. The optional facts also take
+ * `undefined`, so another contract spread into it (`toolContract({ ...contract, timeoutMs })`) holds
+ * under `exactOptionalPropertyTypes`.
+ */
+export type ToolContractDefinition<Input extends $ZodType = $ZodType, Output = unknown> = FactsDefinition<Input> &
+  Omit<ToolDefinition<Input>, 'execute' | 'render' | keyof FactsDefinition<Input>> & {
+    /** The model-facing text of the value the body returned, made where the result is (the agent). */
+    readonly render?: Render<Output> | undefined;
+  };
 
 /**
  * Declare a tool's contract: checked eagerly like {@link defineTool} (the same rules and defaults:
@@ -59,7 +69,7 @@ export type ToolContractDefinition<Input extends $ZodType = $ZodType> = Omit<Too
  * });
  * ```
  */
-export function toolContract<Input extends $ZodType>(definition: ToolContractDefinition<Input>): ToolContract<Input> {
+export function toolContract<Input extends $ZodType, Output = unknown>(definition: ToolContractDefinition<Input, Output>): ToolContract<Input, Output> {
   const facts = toolFacts('toolContract', definition);
   const render = definition.render;
   if (render !== undefined && typeof render !== 'function') throw new ConfigError('toolContract', 'render', 'a function (value) => string', render);
@@ -73,7 +83,8 @@ export function isToolContract(value: unknown): value is ToolContract {
 
 /**
  * Give a contract its body: the tool a worker runs (or a local pipeline, for tests and for a tool that
- * runs in-process in one deployment and on the fleet in another). Its facts are the contract's.
+ * runs in-process in one deployment and on the fleet in another). Its facts are the contract's, and
+ * its body must return the contract's output (or a typed outcome): the tool's output type is the body's.
  *
  * @throws {ConfigError} when `contract` is not a contract or `execute` not a function.
  *
@@ -93,8 +104,8 @@ export function isToolContract(value: unknown): value is ToolContract {
  * });
  * ```
  */
-export function implementTool<Input extends $ZodType, Output>(
-  contract: ToolContract<Input>,
+export function implementTool<Input extends $ZodType, Promised, Output extends Promised | ExecuteOutcome>(
+  contract: ToolContract<Input, Promised>,
   execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>,
 ): Tool<Input, Output> {
   if (!isToolContract(contract)) throw new ConfigError('implementTool', 'contract', 'a contract made by toolContract()', contract);
@@ -110,6 +121,7 @@ export function implementTool<Input extends $ZodType, Output>(
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(onError === undefined ? {} : { onError }),
     ...(retry === undefined ? {} : { retry: retry as RetryOptions }), // resolved already: defineTool takes it as it is
-    ...(render === undefined ? {} : { render }),
+    // The contract's render takes a `Promised`, and the body's `Output` is one (or an outcome, which render never sees).
+    ...(render === undefined ? {} : { render: render as Render<Output> }),
   });
 }

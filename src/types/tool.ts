@@ -195,8 +195,11 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
   readonly render?: Render<Output>;
 }
 
-// Method syntax makes the parameter bivariant, so a tool of any output (even `never`) is an `AnyTool`.
-type Render<Output> = { render(value: Output): string }['render'];
+/**
+ * A tool's (or a contract's) `render`. Method syntax makes the parameter bivariant, so a tool of any
+ * output (even `never`) is an `AnyTool`, and contracts of different outputs share a list.
+ */
+export type Render<Output> = { render(value: Output): string }['render'];
 
 /**
  * A tool's own middleware (`defineTool({ chains })`), run inside the pipeline's.
