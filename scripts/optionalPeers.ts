@@ -1,7 +1,7 @@
 /**
  * The build's side of `src/util/optionalPeer.ts`: an esbuild plugin (for tsup) that sends every import
  * of an optional peer dependency (`bullmq`, `ioredis`, `better-sqlite3`, `ai`,
- * `@modelcontextprotocol/sdk/…`, `fast-check`) through a small generated module that loads it and, when
+ * `@modelcontextprotocol/sdk/…`, `fast-check`, `@opentelemetry/api`) through a small generated module that loads it and, when
  * it is not installed, throws a `MissingPeerError` naming the package, its range (from package.json's
  * `peerDependencies`) and the install command of the whole subpath. The sources keep their ordinary
  * static imports, so their types are the peers' own; only the build's output changes.
@@ -23,6 +23,7 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'toolstream/ai-sdk': ['ai'],
   'toolstream/mcp': ['@modelcontextprotocol/sdk'],
   'toolstream/testing': ['fast-check'],
+  'toolstream/otel': ['@opentelemetry/api'],
 };
 
 /**
