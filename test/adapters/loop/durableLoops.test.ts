@@ -2,27 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ContinuationError, hasToolCall, stepCountIs } from '../../../src/adapters/loop/index.js';
 import { createPipeline, memoryJournal, type JournalStore } from '../../../src/index.js';
 import { startReplayServer, type ReplayServer } from '../../support/replayServer.js';
-import { durablePipeline, onWrite, readNote, StolenStore, written } from './fixture.js';
+import { CALLS, durablePipeline, EXPECTED, onWrite, readNote, StolenStore, written } from './fixture.js';
 import { historyOf, PATHS, prompt, PROVIDERS, runLoop, sseOf, type Provider, type ScriptCall } from './wire.js';
 
 // The durable loops of the three providers, with the official SDK clients against a loopback server:
 // a loop whose step suspends stops with its pending approvals and a continuation; re-entered (from a
 // fresh pipeline on the same store), the next request carries every result of the turn in the model's
 // order; a continuation is accepted once, and refused when altered — nothing is sent to the model then.
-
-const CALLS: readonly ScriptCall[] = [
-  { id: 'call_r1', name: 'read_note', args: { path: 'a.md' } },
-  { id: 'call_w1', name: 'write_note', args: { path: 'b.md', text: 'hello' } },
-  { id: 'call_r2', name: 'read_note', args: { path: 'c.md' } },
-];
-const EXPECTED = [
-  { kind: 'call', id: 'call_r1' },
-  { kind: 'call', id: 'call_w1' },
-  { kind: 'call', id: 'call_r2' },
-  { kind: 'result', id: 'call_r1', content: 'contents of a.md' },
-  { kind: 'result', id: 'call_w1', content: 'wrote 5 characters to b.md' },
-  { kind: 'result', id: 'call_r2', content: 'contents of c.md' },
-];
 
 let server: ReplayServer | undefined;
 afterEach(async () => {

@@ -1,6 +1,7 @@
 // The tools and pipeline the durable-loop tests share: reads run at once (parallel), a write is an
 // exclusive call an approver suspends (so the reads after it wait behind it, suspended too).
 import { z } from 'zod';
+import type { ScriptCall } from './wire.js';
 import { askTools, createPipeline, defineTool, suspendApprovals, type JournalStore, type JournalEntry, type TurnLease, type PruneOptions } from '../../../src/index.js';
 
 export const SECRET = 'loop-test-secret-'.padEnd(40, 'x');
@@ -72,3 +73,20 @@ export class StolenStore implements JournalStore {
     return this.inner.prune(options);
   }
 }
+
+/** A response's calls: a read, a write that suspends, and a read that waits behind it (suspended too). */
+export const CALLS: readonly ScriptCall[] = [
+  { id: 'call_r1', name: 'read_note', args: { path: 'a.md' } },
+  { id: 'call_w1', name: 'write_note', args: { path: 'b.md', text: 'hello' } },
+  { id: 'call_r2', name: 'read_note', args: { path: 'c.md' } },
+];
+
+/** The history the request after `CALLS` must carry once the write is approved: each call, then each result, in order. */
+export const EXPECTED = [
+  { kind: 'call', id: 'call_r1' },
+  { kind: 'call', id: 'call_w1' },
+  { kind: 'call', id: 'call_r2' },
+  { kind: 'result', id: 'call_r1', content: 'contents of a.md' },
+  { kind: 'result', id: 'call_w1', content: 'wrote 5 characters to b.md' },
+  { kind: 'result', id: 'call_r2', content: 'contents of c.md' },
+];

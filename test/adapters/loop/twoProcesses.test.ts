@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReplayServer, type ReplayServer } from '../../support/replayServer.js';
-import { historyOf, PATHS, PROVIDERS, sseOf, type ScriptCall } from './wire.js';
+import { CALLS, EXPECTED } from './fixture.js';
+import { historyOf, PATHS, PROVIDERS, sseOf } from './wire.js';
 
 // A durable loop across two processes, as a web app runs one: process A runs the loop until a write
 // waits for approval and prints the continuation (JSON, what a browser would hold); process B — a
@@ -19,12 +20,6 @@ const run = async (...args: string[]) => {
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/adapters/loop/loopProcess.ts', ...args], { cwd: root, encoding: 'utf8' });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, any>;
 };
-
-const CALLS: readonly ScriptCall[] = [
-  { id: 'call_r1', name: 'read_note', args: { path: 'a.md' } },
-  { id: 'call_w1', name: 'write_note', args: { path: 'b.md', text: 'hello' } },
-  { id: 'call_r2', name: 'read_note', args: { path: 'c.md' } },
-];
 
 let server: ReplayServer | undefined;
 let dir: string | undefined;
@@ -55,14 +50,7 @@ describe.each(PROVIDERS)('%s: a durable loop across two processes', (provider) =
     const b = await run('continue', provider, server.url, db, input);
     expect(b).toEqual({ outcome: 'done', step: 2, written: ['b.md'] });
     expect(server.requests).toHaveLength(2);
-    expect(historyOf(provider, server.requests[1]!.body)).toEqual([
-      { kind: 'call', id: 'call_r1' },
-      { kind: 'call', id: 'call_w1' },
-      { kind: 'call', id: 'call_r2' },
-      { kind: 'result', id: 'call_r1', content: 'contents of a.md' },
-      { kind: 'result', id: 'call_w1', content: 'wrote 5 characters to b.md' },
-      { kind: 'result', id: 'call_r2', content: 'contents of c.md' },
-    ]);
+    expect(historyOf(provider, server.requests[1]!.body)).toEqual(EXPECTED);
 
     const c = await run('continue', provider, server.url, db, input);
     expect(c).toEqual({ refused: 'continuation_used', written: [] });
