@@ -107,6 +107,16 @@ describe.each(PROVIDERS)('%s: a durable loop', (provider) => {
     expect(historyOf(provider, srv.requests[1]!.body)).toEqual(EXPECTED);
   });
 
+  it('a first step whose turn another process holds is turn_leased: nothing runs, and the loop requests nothing more', async () => {
+    const store = memoryJournal();
+    await store.acquire('conv-f/1', 'another process', 60_000);
+    const srv = await script(provider, [{ calls: CALLS }, { text: 'never requested' }]);
+    const before = written.length;
+    const loop = await runLoop(provider, srv.url, durablePipeline(store), { history: prompt(provider, 'go'), turn: 'conv-f' });
+    expect([loop.outcome, loop.step, loop.steps[0]!.results, loop.continuation, written.length - before]).toEqual(['turn_leased', 1, [], undefined, 0]);
+    expect(srv.requests).toHaveLength(1);
+  });
+
   it('a turn taken over while it runs is an outcome (lease_lost) with what ran, and nothing is sent to the model', async () => {
     const store = new StolenStore(memoryJournal());
     const { srv, loop } = await suspendedLoop(provider, store, 'conv-d');
@@ -117,6 +127,8 @@ describe.each(PROVIDERS)('%s: a durable loop', (provider) => {
       const lost = await runLoop(provider, srv.url, durablePipeline(store), { history: loop.messages, continuation: loop.continuation, answers });
       expect(lost.outcome).toBe('lease_lost');
       expect(lost.steps[0]!.outcome).toBe('lease_lost');
+      // What ran under this process's lease before it was taken: the first read, replayed from the journal.
+      expect(lost.steps[0]!.results.map((r) => [r.id, r.status])).toEqual([['call_r1', 'ok']]);
       expect(lost.continuation).toMatchObject({ turn: 'conv-d/1', step: 1 });
       expect(lost.messages).toEqual(loop.messages);
     } finally {
