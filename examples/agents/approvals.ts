@@ -6,6 +6,7 @@
 //
 // As examples/agents/anthropic.ts: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL.
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import { createPipeline, memoryJournal, suspendApprovals, type ApprovalResponse, type PendingApproval } from '../../src/index.js';
@@ -14,6 +15,9 @@ import { openWorkspace } from '../workspace.js';
 import { instructions, prompt, report, yes } from './console.js';
 
 const workspace = await openWorkspace();
+process.once('exit', () => rmSync(workspace.root, { recursive: true, force: true })); // however the loop ends
+
+// #region pipeline
 const pipeline = createPipeline({
   tools: workspace.tools,
   pre: workspace.pre, // asks before write_file
@@ -31,22 +35,21 @@ const request: AnthropicLoopOptions['request'] = (messages) =>
     messages,
     stream: true,
   });
+// #endregion pipeline
 
-try {
-  // POST /chat: run until the model is done, or a write waits for approval.
-  let loop = await runAnthropicLoop(pipeline, { messages: [{ role: 'user', content: prompt() }], request, turn: 'conversation-1', maxSteps: 20 });
+// #region loop
+// POST /chat: run until the model is done, or a write waits for approval.
+let loop = await runAnthropicLoop(pipeline, { messages: [{ role: 'user', content: prompt() }], request, turn: 'conversation-1', maxSteps: 20 });
+for (const turn of loop.steps) report(turn.step, turn);
+while (loop.outcome === 'suspended') {
+  // Keep loop.messages; send loop.pending and loop.continuation (signed JSON) to the browser.
+  const answers = await askHuman(loop.pending);
+  // POST /approve { continuation, answers }: the loop goes on where it stopped (a continuation is accepted once).
+  loop = await runAnthropicLoop(pipeline, { messages: loop.messages, request, turn: 'conversation-1', continuation: loop.continuation, answers });
   for (const turn of loop.steps) report(turn.step, turn);
-  while (loop.outcome === 'suspended') {
-    // Keep loop.messages; send loop.pending and loop.continuation (signed JSON) to the browser.
-    const answers = await askHuman(loop.pending);
-    // POST /approve { continuation, answers }: the loop goes on where it stopped (a continuation is accepted once).
-    loop = await runAnthropicLoop(pipeline, { messages: loop.messages, request, turn: 'conversation-1', continuation: loop.continuation, answers });
-    for (const turn of loop.steps) report(turn.step, turn);
-  }
-  console.log(`${loop.outcome} after ${loop.step} step(s)`);
-} finally {
-  await workspace.close();
 }
+console.log(`${loop.outcome} after ${loop.step} step(s)`);
+// #endregion loop
 
 /** What a browser would show: each approval, answered at the terminal (or all allowed with --yes). */
 async function askHuman(pending: readonly PendingApproval[]): Promise<ApprovalResponse[]> {
