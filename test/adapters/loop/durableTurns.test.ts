@@ -7,7 +7,7 @@ import { ContinuationError } from '../../../src/adapters/loop/index.js';
 import { continueOpenAIChatTurn, continueOpenAIResponsesTurn, runOpenAIChatTurn, runOpenAIResponsesTurn } from '../../../src/adapters/openai/index.js';
 import { memoryJournal, type ApprovalResponse, type JournalStore, type Pipeline } from '../../../src/index.js';
 import { startReplayServer, type ReplayServer } from '../../support/replayServer.js';
-import { durablePipeline } from './fixture.js';
+import { durablePipeline, written } from './fixture.js';
 import { historyOf, PATHS, PROVIDERS, sseOf, type Provider, type ScriptCall } from './wire.js';
 
 // One turn at a time (no loop): on a journaled pipeline, run…Turn({ turn }) resolves with a
@@ -88,6 +88,21 @@ describe.each(PROVIDERS)('%s: one durable turn', (provider) => {
       { kind: 'result', id: 'call_w1', content: 'wrote 2 characters to b.md' },
       { kind: 'result', id: 'call_r2', content: 'contents of c.md' },
     ]);
+  });
+});
+
+describe('two submits of one continuation at once', () => {
+  it.each(PROVIDERS)('%s: one goes on, the other is refused with continuation_used; the write runs once', async (provider) => {
+    server = await startReplayServer([{ path: PATHS[provider], sse: sseOf(provider, { calls: CALLS }) }]);
+    const turns = turnsOf(provider, server.url);
+    const store = memoryJournal();
+    const turn = await turns.run(durablePipeline(store), 'twice');
+    const answers = [{ token: turn.pending[0]!.token, answer: 'allowed-once' as const }];
+    const before = written.length;
+    const settled = await Promise.allSettled([turns.continue(durablePipeline(store), turn.continuation, answers), turns.continue(durablePipeline(store), turn.continuation, answers)]);
+    const outcomes = settled.map((s) => (s.status === 'fulfilled' ? s.value.outcome : (s.reason as ContinuationError).code)).sort();
+    expect(outcomes).toEqual(['continuation_used', 'next']);
+    expect(written.length - before).toBe(1);
   });
 });
 
