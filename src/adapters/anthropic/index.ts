@@ -1,7 +1,9 @@
 /**
  * The Anthropic Messages adapter (`toolstream/anthropic`): a model's streamed tool calls into the
  * pipeline, its results back into the next user message, and the pipeline's tools into the request;
- * `runAnthropicTurn` does one turn of an agent loop (the calls, the assistant message, the results).
+ * `runAnthropicTurn` does one turn of an agent loop (the calls, the assistant message, the results),
+ * `runAnthropicLoop` the whole loop — durable with a `turn`: a call waiting for approval stops it with
+ * a continuation, which `runAnthropicLoop` (or `continueAnthropicTurn`) takes back with the answers.
  * Uses only types from `@anthropic-ai/sdk`: the SDK is not needed at run time.
  *
  * @example
@@ -19,8 +21,26 @@
  * @module
  */
 export { fromAnthropicStream } from './fromAnthropicStream.js';
-export { runAnthropicTurn } from './runAnthropicTurn.js';
-export type { AnthropicTurn } from './runAnthropicTurn.js';
+export { continueAnthropicTurn, runAnthropicTurn } from './runAnthropicTurn.js';
+export type { AnthropicTurn, AnthropicTurnOptions } from './runAnthropicTurn.js';
+export { runAnthropicLoop } from './runAnthropicLoop.js';
+export type { AnthropicLoop, AnthropicLoopOptions } from './runAnthropicLoop.js';
+// The durable loop's shared parts (the same in toolstream/openai and toolstream/ai-sdk).
+export { ContinuationError, hasToolCall, stepCountIs } from '../loop/index.js';
+export type {
+  Continuation,
+  ContinuationOptions,
+  ContinueOptions,
+  DurableTurnFields,
+  LoopOptions,
+  LoopOutcome,
+  LoopProvider,
+  LoopResult,
+  LoopState,
+  LoopTurn,
+  StopCondition,
+  TurnOutcome,
+} from '../loop/index.js';
 export type { AnthropicAssistantMessage } from './assistantMessage.js';
 export { toAnthropicToolResults } from './toAnthropicToolResults.js';
 export type { AnthropicToolResultMessage } from './toAnthropicToolResults.js';
