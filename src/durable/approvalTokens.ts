@@ -53,6 +53,14 @@ export class ApprovalTokens {
     }
   }
 
+  /**
+   * An HMAC-SHA256 of `text` under the same secret, for another use than approval tokens (a loop's
+   * continuation): `purpose` is signed with the text, so a MAC made for one use is never valid for another.
+   */
+  sign(purpose: string, text: string): string {
+    return createHmac('sha256', this.#secret).update(`${purpose}\n${text}`).digest('base64url');
+  }
+
   #mac(body: string): string {
     return createHmac('sha256', this.#secret).update(body).digest('base64url');
   }

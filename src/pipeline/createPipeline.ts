@@ -7,6 +7,7 @@ import { resolveOptions, type PipelineOptions } from './options.js';
 import { DurableBatch } from '../durable/durableBatch.js';
 import type { DurableSettings } from '../durable/settings.js';
 import { resolveDurable } from '../durable/durableOptions.js';
+import { attachDurability } from '../durable/durability.js';
 import { DurableTurnError } from '../durable/errors.js';
 import { pendingApprovals as listPending, planResume } from '../durable/resumePlan.js';
 import { bindToPipeline } from '../engine/layerState/pipelineAware.js';
@@ -184,7 +185,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   const pending = async (turn: string): Promise<PendingApproval[]> => listPending(durableOf('pendingApprovals', turn), turn);
 
-  return Object.freeze({ tools, available, operator, run, events, resume, pendingApprovals: pending });
+  return Object.freeze(attachDurability({ tools, available, operator, run, events, resume, pendingApprovals: pending }, durable));
 }
 
 /**

@@ -1,0 +1,163 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { canonicalJson } from '../../durable/canonical.js';
+import { durabilityOf } from '../../durable/durability.js';
+import type { DurableSettings } from '../../durable/settings.js';
+import type { JsonValue } from '../../types/json.js';
+import type { Pipeline } from '../../types/pipeline.js';
+import { ContinuationError } from './errors.js';
+
+/** The loops that make continuations; a continuation goes on only with the loop that made it. */
+export type LoopProvider = 'anthropic' | 'openai-chat' | 'openai-responses' | 'ai-sdk';
+
+/**
+ * What goes on with a turn that stopped before every call had its answer (`suspended` for approval,
+ * `turn_leased`, `lease_lost`): plain JSON, versioned, signed. Hand it to a browser with the pending
+ * approvals and take it back with the answers; then `continueAnthropicTurn` (or the OpenAI and AI SDK
+ * ones) — in any process, from a pipeline with the same journal store and secret — checks it, resumes
+ * the turn and gives back the messages for the next request.
+ *
+ * Signed, not kept: everything needed to go on is in it (the assistant message the model streamed,
+ * which the journal does not keep), so no store has to hold it; an HMAC-SHA256 under the pipeline's
+ * `approvalSecret` (kept apart from approval tokens: one never verifies as the other) means a change to
+ * any field is refused. It is readable: the assistant message (text, reasoning) is in clear, as it was
+ * in the stream. Single-use: its `nonce` is consumed in the journal store when it is submitted (the
+ * store's compare-and-set, as for approval tokens), so a second submit runs nothing and sends nothing
+ * to the model. It expires with the approvals (`approvalTtlMs`).
+ *
+ * @example
+ * ```ts
+ * const turn = await runAnthropicTurn(pipeline, stream, { turn: 'conv-1/1' });
+ * if (turn.outcome === 'suspended') reply({ continuation: turn.continuation, approvals: turn.pending });
+ * // later, any process:
+ * const next = await continueAnthropicTurn(pipeline, body.continuation, { answers: body.answers });
+ * ```
+ */
+export interface Continuation {
+  /** The format's version: 1. */
+  readonly v: 1;
+  readonly provider: LoopProvider;
+  /** The durable turn it goes on with (the `turn` the response was run under). */
+  readonly turn: string;
+  /** The turn's step in its loop (1 for the first model response). */
+  readonly step: number;
+  /** The provider's own: the assistant message as streamed (and what its loop needs to answer it). */
+  readonly state: JsonValue;
+  /** Consumed in the journal store when submitted: a continuation is accepted once. */
+  readonly nonce: string;
+  /** Epoch milliseconds after which it is refused. */
+  readonly expiresAt: number;
+  /** base64url HMAC-SHA256 over the canonical JSON of the other fields. */
+  readonly sig: string;
+}
+
+/**
+ * Options of the functions that make or check continuations.
+ *
+ * @example
+ * ```ts
+ * const options: ContinuationOptions = { secret: process.env['CONTINUATION_SECRET'] };
+ * ```
+ */
+export interface ContinuationOptions {
+  /**
+   * Signs and checks continuations instead of the pipeline's `approvalSecret` (at least 32 bytes);
+   * every process that continues the loop must have the same.
+   */
+  readonly secret?: string | Uint8Array | undefined;
+}
+
+const PURPOSE = 'toolstream.continuation.v1';
+const MAX_CHARS = 4_000_000;
+
+/** The pipeline's durability, for a continuation: a `ConfigError`-like refusal without a journal. */
+function durableOf(pipeline: Pipeline, where: string): DurableSettings {
+  const durable = durabilityOf(pipeline);
+  if (durable === undefined) {
+    throw new ContinuationError('continuation_wrong_pipeline', `${where}: the pipeline has no journal, so it holds no durable turn to continue (createPipeline({ journal, approvalSecret })).`);
+  }
+  return durable;
+}
+
+function signer(durable: DurableSettings, options: ContinuationOptions | undefined): (text: string) => string {
+  const { secret } = options ?? {};
+  if (secret === undefined) return (text) => durable.tokens.sign(PURPOSE, text);
+  const key = Buffer.from(secret);
+  if (key.byteLength < 32) throw new TypeError('continuation secret: a string or Uint8Array of at least 32 bytes');
+  return (text) => createHmac('sha256', key).update(`${PURPOSE}\n${text}`).digest('base64url');
+}
+
+/**
+ * Makes a signed continuation for a turn of `pipeline`, with a fresh nonce, expiring after the
+ * pipeline's `approvalTtlMs`. The provider loops call it; a loop of your own (as `toolstream/ai-sdk`'s)
+ * calls it with its own `state`.
+ *
+ * @throws {ContinuationError} `continuation_wrong_pipeline` when the pipeline has no journal.
+ *
+ * @example
+ * ```ts
+ * const continuation = issueContinuation(pipeline, { provider: 'anthropic', turn: 'conv-1/1', step: 1, state: { message } });
+ * ```
+ */
+export function issueContinuation(
+  pipeline: Pipeline,
+  claims: { readonly provider: LoopProvider; readonly turn: string; readonly step: number; readonly state: JsonValue },
+  options?: ContinuationOptions,
+): Continuation {
+  const durable = durableOf(pipeline, 'issueContinuation');
+  const unsigned = {
+    v: 1 as const,
+    provider: claims.provider,
+    turn: claims.turn,
+    step: claims.step,
+    state: claims.state,
+    nonce: randomBytes(16).toString('base64url'),
+    expiresAt: Date.now() + durable.approvalTtlMs,
+  };
+  return { ...unsigned, sig: signer(durable, options)(canonicalJson(unsigned)) };
+}
+
+/**
+ * Checks a continuation as received (parsed JSON, from a browser or a queue): its shape, its
+ * signature, its provider and its expiry. Consumes nothing (see `claimContinuation`).
+ *
+ * @throws {ContinuationError} `continuation_malformed`, `continuation_forged`,
+ *   `continuation_wrong_provider`, `continuation_expired`, `continuation_wrong_pipeline` (no journal).
+ *
+ * @example
+ * ```ts
+ * const continuation = verifyContinuation(pipeline, JSON.parse(body).continuation, 'anthropic');
+ * ```
+ */
+export function verifyContinuation(pipeline: Pipeline, value: unknown, provider: LoopProvider, options?: ContinuationOptions): Continuation {
+  const durable = durableOf(pipeline, 'verifyContinuation');
+  const malformed = (why: string) => new ContinuationError('continuation_malformed', `Not a continuation: ${why}.`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw malformed('expected an object');
+  const { v, provider: made, turn, step, state, nonce, expiresAt, sig } = value as Record<string, unknown>;
+  if (v !== 1) throw malformed(`version ${JSON.stringify(v)}, this toolstream reads version 1`);
+  if (typeof made !== 'string' || typeof turn !== 'string' || turn === '' || typeof nonce !== 'string' || typeof sig !== 'string') {
+    throw malformed('`provider`, `turn`, `nonce` and `sig` must be strings');
+  }
+  if (typeof step !== 'number' || !Number.isSafeInteger(step) || step < 1) throw malformed('`step` must be a positive integer');
+  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) throw malformed('`expiresAt` must be a number');
+  if (state === undefined) throw malformed('`state` is missing');
+  const unsigned = { v, provider: made, turn, step, state, nonce, expiresAt };
+  let text: string;
+  try {
+    text = canonicalJson(unsigned);
+  } catch {
+    throw malformed('it has no JSON form');
+  }
+  if (text.length > MAX_CHARS) throw malformed(`over ${MAX_CHARS} characters`);
+  const expected = Buffer.from(signer(durable, options)(text));
+  const given = Buffer.from(sig);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new ContinuationError('continuation_forged', 'The continuation was altered, or signed with another secret: it is refused.');
+  }
+  if (made !== provider) {
+    throw new ContinuationError('continuation_wrong_provider', `This continuation was made by the ${made} loop; continue it with that loop, not the ${provider} one.`);
+  }
+  if (expiresAt <= Date.now()) {
+    throw new ContinuationError('continuation_expired', `This continuation expired at ${new Date(expiresAt).toISOString()}.`);
+  }
+  return { ...(unsigned as Omit<Continuation, 'sig'>), sig };
+}
