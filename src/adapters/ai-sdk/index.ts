@@ -20,7 +20,9 @@
  * @module
  */
 export { runAISDKTurn } from './runAISDKTurn.js';
-export type { AISDKStep, AISDKTurn } from './runAISDKTurn.js';
+export type { AISDKStep, AISDKTurn, AISDKTurnOptions } from './runAISDKTurn.js';
+export { continueAISDKTurn } from './continueAISDKTurn.js';
+export { fromAISDKApprovalResponses, pendingOf, toAISDKApprovalRequests } from './aisdkApprovals.js';
 export { toAISDKTools } from './toAISDKTools.js';
 export { fromAISDKStream } from './fromAISDKStream.js';
 export type { AISDKStreamPart } from './fromAISDKStream.js';

@@ -1,8 +1,9 @@
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage } from 'ai';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
+import { settleRun, type ContinuationOptions, type LoopTurn } from '../loop/index.js';
+import { aisdkTurnOf } from './aisdkTurnOf.js';
 import { fromAISDKStream, type AISDKStreamPart } from './fromAISDKStream.js';
-import { toAISDKToolMessage } from './toAISDKToolMessage.js';
 
 /**
  * What {@link runAISDKTurn} reads of a `streamText` result: its `fullStream`, and the SDK's own
@@ -21,29 +22,63 @@ export interface AISDKStep {
 
 /**
  * One model step, run: its tool calls' results and the messages that carry it into the next
- * `streamText` call. What {@link runAISDKTurn} resolves to.
+ * `streamText` call. What {@link runAISDKTurn} and {@link continueAISDKTurn} resolve to; `outcome` says
+ * how it ended (the fields every provider's turn shares, `DurableTurnFields`):
+ * - `'next'`: every call has its result: append `messages` and call the model again.
+ * - `'done'`: the model called no tool: stop.
+ * - `'suspended'`: a durable turn's calls wait for a human's approval (`pending`); the calls that could
+ *   run have run. Send nothing to the model. The assistant message in `messages` carries the approvals
+ *   as the SDK's own `tool-approval-request` parts (`approvalId` is the signed token), as `streamText`
+ *   does for a tool with `needsApproval`; append `messages`, and once the answers are in the history
+ *   (`tool-approval-response` parts) go on with {@link continueAISDKTurn} and `continuation`, in any
+ *   process sharing the journal and the secret.
+ * - `'turn_leased'`: another process drives the turn now; nothing ran here. `'lease_lost'`: another
+ *   process took it over while this one ran it; `results` holds what ran here. Nothing goes to the
+ *   model; `continuation` (when set) goes on with it once that process is done.
  *
  * @example
  * ```ts
- * const turn: AISDKTurn = await runAISDKTurn(pipeline, streamText({ model, tools, messages }));
+ * const turn: AISDKTurn = await runAISDKTurn(pipeline, streamText({ model, tools, messages }), { turn: 'chat-1/1' });
  * messages.push(...turn.messages);
+ * if (turn.outcome === 'suspended') return askHuman(turn.pending, turn.continuation);
  * ```
  */
-export interface AISDKTurn {
-  /** One result per tool call, in the model's order. Empty when the model called no tool. */
+export interface AISDKTurn extends LoopTurn<ModelMessage> {
+  /** One result per tool call, in the model's order (`lease_lost`: those given out before; `turn_leased`: none). */
   readonly results: readonly ToolResult[];
-  /** The tool message answering the calls (see `toAISDKToolMessage`); `undefined` when there is none to answer. */
+  /**
+   * The tool message answering the calls that have a result (see `toAISDKToolMessage`); `undefined`
+   * when there is none. For `'next'`, one part per call; for `'suspended'`, the suspended calls have
+   * none yet.
+   */
   readonly toolMessage: ToolModelMessage | undefined;
   /**
-   * What to append to `messages`: the step's assistant message, as the SDK assembled it
-   * (`response.messages`, without the SDK's own error results for calls it found invalid: the
-   * pipeline answers those; each tool call once), then `toolMessage` when there is one.
+   * The step's messages: its assistant message, as the SDK assembled it (`response.messages`, without
+   * the SDK's own error results for calls it found invalid: the pipeline answers those; each tool call
+   * once) — for `'suspended'`, with a `tool-approval-request` part per pending approval after the
+   * calls — then `toolMessage` when there is one. After a run, append them to the history; after a
+   * continue they stand in place of the step's messages (its assistant message and the tool messages
+   * after it). `'turn_leased'`: none (a run) or the step as given (a continue); `'lease_lost'`: the
+   * assistant message.
    */
   readonly messages: ModelMessage[];
   /** The text the model wrote in this step. */
   readonly text: string;
-  /** Whether the model is done: no call to answer. Stop the loop here. */
+  /** Whether the model is done: it called no tool (`outcome === 'done'`). */
   readonly done: boolean;
+}
+
+/**
+ * Options of {@link runAISDKTurn}: those of `pipeline.run`, and the step's place in its loop.
+ *
+ * @example
+ * ```ts
+ * const options: AISDKTurnOptions = { turn: 'chat-1/2', step: 2, signal };
+ * ```
+ */
+export interface AISDKTurnOptions extends RunOptions, ContinuationOptions {
+  /** The step's number in its loop, carried by the continuation. @default 1 */
+  readonly step?: number;
 }
 
 /**
@@ -60,12 +95,20 @@ export interface AISDKTurn {
  * step (a Responses item replayed: the SDK reports it twice, under one id) runs once, and the assistant
  * message holds it once — a provider rejects a history with a call id twice.
  *
+ * On a journaled pipeline with `{ turn }`, a call whose approval is suspended (`suspendApprovals()`)
+ * does not fail the step: the turn resolves `suspended`, with the results so far, the pending
+ * approvals, and the assistant message carrying them as `tool-approval-request` parts (the approval id
+ * is the signed token) and a `continuation`. Go on with {@link continueAISDKTurn} once the answers are
+ * in the history, in any process sharing the journal and the secret. A turn another process drives
+ * resolves `turn_leased` or `lease_lost`; nothing is sent to the model.
+ *
  * @param pipeline The pipeline that runs the calls (one per process; each turn is a `run()` of it).
  * @param step What `streamText(...)` returned; its `fullStream` is read here (read no other branch).
- * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result.
- * @returns The turn, once every call has its result and the step has ended.
+ * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a
+ *   result; `turn` makes the step a durable turn (one id per step: a turn is one model response).
+ * @returns The turn, once every call has its result (or is suspended) and the step has ended.
  * @throws {SourceError} (as a rejection) when the stream fails midway (an `error` part), with the
- *   results so far.
+ *   results so far. {@link DurableTurnError} `turn_exists` when the journal holds the turn already.
  *
  * @example
  * ```ts
@@ -82,19 +125,24 @@ export interface AISDKTurn {
  * }
  * ```
  */
-export async function runAISDKTurn(pipeline: Pipeline, step: AISDKStep, options?: RunOptions): Promise<AISDKTurn> {
-  const results = await pipeline.run(fromAISDKStream(step.fullStream), options);
-  const response = await step.response;
-  const answer = toAISDKToolMessage(results);
-  const toolMessage = answer.content.length > 0 ? answer : undefined;
-  const assistant = eachCallOnce(response.messages.filter((message): message is AssistantModelMessage => message.role === 'assistant'));
-  return {
-    results,
-    toolMessage,
-    messages: toolMessage === undefined ? assistant : [...assistant, toolMessage],
-    text: await step.text,
-    done: toolMessage === undefined,
-  };
+export async function runAISDKTurn(pipeline: Pipeline, step: AISDKStep, options: AISDKTurnOptions = {}): Promise<AISDKTurn> {
+  const { step: stepNumber = 1, secret, ...run } = options;
+  const settled = await settleRun(pipeline, options.turn, pipeline.run(fromAISDKStream(step.fullStream), run));
+  // Refused before it ran, the step is not read (the lease holder answers it); lost midway, its calls
+  // are in the history all the same, and the turn's new driver answers them.
+  const known = settled.kind !== 'turn_leased';
+  return aisdkTurnOf(pipeline, settled, {
+    assistant: known ? assistantOf((await step.response).messages) : [],
+    text: known ? await step.text : '',
+    turn: options.turn,
+    step: stepNumber,
+    ...(secret === undefined ? {} : { secret }),
+  });
+}
+
+/** The step's assistant messages, as the SDK assembled them, each tool call once. */
+function assistantOf(messages: readonly ModelMessage[]): AssistantModelMessage[] {
+  return eachCallOnce(messages.filter((message): message is AssistantModelMessage => message.role === 'assistant'));
 }
 
 /**
