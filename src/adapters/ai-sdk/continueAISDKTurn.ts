@@ -34,6 +34,8 @@ import type { AISDKTurn } from './runAISDKTurn.js';
  *   `'lease_lost'` when another process drives the turn: `messages` is the step as given.
  * @throws {ContinuationError} (as a rejection, before anything ran): see its codes; also
  *   `continuation_malformed` when the history's last assistant message does not hold the step's calls.
+ *   An `answer_not_pending` (an approval id altered, or answered already) is found before the
+ *   continuation is consumed: it stays good for a corrected submit (the error's `continuation` is it).
  * @throws {DurableTurnError} as `pipeline.resume` does (a token that expired in between).
  *
  * @example
@@ -56,6 +58,17 @@ export async function continueAISDKTurn(pipeline: Pipeline, continuation: unknow
     );
   }
   const answers = unique([...fromAISDKApprovalResponses(messages), ...(options.answers ?? [])]);
+  // Checked before the continuation is consumed: an answer a browser altered (or one for an approval
+  // answered already) leaves the continuation as it was, so the page's own answers still go through.
+  const waiting = new Set((await pipeline.pendingApprovals(claims.turn)).map((approval) => approval.token));
+  const stale = answers.filter((answer) => !waiting.has(answer.token)).length;
+  if (stale > 0) {
+    throw new ContinuationError(
+      'answer_not_pending',
+      `${stale} of the ${answers.length} answer(s) in the history answer no approval turn ${JSON.stringify(claims.turn)} waits for (altered, answered already — a second submit —, or another turn's): nothing ran, and the continuation was not used.`,
+      claims,
+    );
+  }
   const { continuation: used, settled } = await continueDurableTurn(pipeline, continuation, 'ai-sdk', { ...options, answers });
   const turn = aisdkTurnOf(pipeline, settled, {
     assistant: [assistant],

@@ -22,6 +22,11 @@
 export { runAISDKTurn } from './runAISDKTurn.js';
 export type { AISDKStep, AISDKTurn, AISDKTurnOptions } from './runAISDKTurn.js';
 export { continueAISDKTurn } from './continueAISDKTurn.js';
+export { continuationOf, runAISDKLoop } from './runAISDKLoop.js';
+export type { AISDKLoop, AISDKLoopOptions, AISDKLoopStep } from './runAISDKLoop.js';
+// The loop's shared parts (the same for every provider's loop).
+export { ContinuationError, DEFAULT_MAX_STEPS, hasToolCall, issueContinuation, stepCountIs, verifyContinuation } from '../loop/index.js';
+export type { Continuation, ContinuationOptions, ContinueOptions, DurableTurnFields, LoopOptions, LoopOutcome, LoopState, StopCondition, TurnOutcome } from '../loop/index.js';
 export { fromAISDKApprovalResponses, pendingOf, toAISDKApprovalRequests } from './aisdkApprovals.js';
 export { toAISDKTools } from './toAISDKTools.js';
 export { fromAISDKStream } from './fromAISDKStream.js';

@@ -95,9 +95,24 @@ describe('runAISDKTurn on a durable turn', () => {
     expect(prompt.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(prompt[2]!.content.map((part) => part.toolCallId)).toEqual(['r1', 'w1', 'r2']);
 
-    // Submitted twice: refused before anything runs.
-    await expect(continueAISDKTurn(later, suspended.continuation, history)).rejects.toMatchObject({ code: 'continuation_used' });
+    // Submitted again once it went on: its answers are answered already; refused before anything runs.
+    await expect(continueAISDKTurn(later, suspended.continuation, history)).rejects.toMatchObject({ code: 'answer_not_pending' });
     expect(second.runs).toEqual(['write b', 'read c']);
+  });
+
+  it('a double submit at once: one goes on, the other is refused, the write runs once', async () => {
+    const journal = memoryJournal();
+    const { tools, runs } = counted();
+    const { model } = modelOf([stepWithWrite]);
+    const suspended = await runAISDKTurn(pipelineOf(journal, tools), streamText({ model, tools: toAISDKTools(tools), prompt: 'Go.' }), { turn: 't' });
+    const history = [...suspended.messages, approved(suspended.pending[0]!.token)];
+    const [one, two] = await Promise.allSettled([
+      continueAISDKTurn(pipelineOf(journal, tools), suspended.continuation, history),
+      continueAISDKTurn(pipelineOf(journal, tools), suspended.continuation, history),
+    ]);
+    const settled = [one, two].map((s) => (s.status === 'fulfilled' ? s.value.outcome : (s.reason as ContinuationError).code)).sort();
+    expect(settled).toEqual(['continuation_used', 'next']);
+    expect(runs).toEqual(['read a', 'write b', 'read c']);
   });
 
   it('a rejected approval denies the write; the read behind it runs; the UI part is output-denied', async () => {
@@ -125,6 +140,10 @@ describe('runAISDKTurn on a durable turn', () => {
     await expect(forged).rejects.toMatchObject({ code: 'answer_not_pending' });
     expect(runs).toEqual(['read a']);
     expect(await pipeline.pendingApprovals('t')).toHaveLength(1); // the real approval still waits
+    // The continuation was not used up by the forged answer: the page's own answer still goes through.
+    const turn = await continueAISDKTurn(pipeline, suspended.continuation, [...suspended.messages, approved(token)]);
+    expect(turn.outcome).toBe('next');
+    expect(runs).toEqual(['read a', 'write b', 'read c']);
   });
 
   it('turn_leased: a turn another process drives is an outcome, and nothing runs here', async () => {
