@@ -4,7 +4,7 @@ import type { Pipeline } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
 import { durableFields, type ContinuationOptions, type Settlement } from '../loop/index.js';
 import { toAISDKApprovalRequests } from './aisdkApprovals.js';
-import type { AISDKTurn } from './runAISDKTurn.js';
+import type { AISDKTurn } from './aisdkTurn.js';
 import { toAISDKToolMessage } from './toAISDKToolMessage.js';
 
 /** What {@link aisdkTurnOf} needs beside the settlement: the step as the SDK assembled it, and where it runs. */

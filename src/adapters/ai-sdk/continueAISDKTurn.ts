@@ -4,7 +4,7 @@ import type { Pipeline } from '../../types/pipeline.js';
 import { continueDurableTurn, ContinuationError, verifyContinuation, type ContinueOptions } from '../loop/index.js';
 import { fromAISDKApprovalResponses, lastAssistantIndex } from './aisdkApprovals.js';
 import { aisdkTurnOf, callIdsOf } from './aisdkTurnOf.js';
-import type { AISDKTurn } from './runAISDKTurn.js';
+import type { AISDKTurn } from './aisdkTurn.js';
 
 /**
  * Goes on with a suspended step of an AI SDK loop — in this process or another one whose pipeline

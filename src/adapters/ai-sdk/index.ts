@@ -20,7 +20,7 @@
  * @module
  */
 export { runAISDKTurn } from './runAISDKTurn.js';
-export type { AISDKStep, AISDKTurn, AISDKTurnOptions } from './runAISDKTurn.js';
+export type { AISDKStep, AISDKTurn, AISDKTurnOptions } from './aisdkTurn.js';
 export { continueAISDKTurn } from './continueAISDKTurn.js';
 export { continuationOf, runAISDKLoop } from './runAISDKLoop.js';
 export type { AISDKLoop, AISDKLoopOptions, AISDKLoopStep } from './runAISDKLoop.js';

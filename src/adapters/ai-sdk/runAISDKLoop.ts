@@ -3,7 +3,8 @@ import type { Pipeline } from '../../types/pipeline.js';
 import { driveLoop, type LoopOptions, type LoopResult } from '../loop/index.js';
 import { lastAssistantIndex } from './aisdkApprovals.js';
 import { continueAISDKTurn } from './continueAISDKTurn.js';
-import { runAISDKTurn, type AISDKStep, type AISDKTurn } from './runAISDKTurn.js';
+import type { AISDKStep, AISDKTurn } from './aisdkTurn.js';
+import { runAISDKTurn } from './runAISDKTurn.js';
 import { toAISDKToolOutputChunks } from './toAISDKToolOutputChunks.js';
 
 /**
