@@ -41,6 +41,7 @@ export class ConfigError extends TypeError {
       | 'fromOpenAIResponsesStream'
       | 'toOpenAIResponsesInput'
       | 'runOpenAIResponsesTurn'
+      | 'continueOpenAIResponsesTurn'
       | 'toolContract'
       | 'implementTool'
       | 'remoteTools'

@@ -19,8 +19,26 @@
  * @module
  */
 export { fromAnthropicStream } from './fromAnthropicStream.js';
-export { runAnthropicTurn } from './runAnthropicTurn.js';
-export type { AnthropicTurn } from './runAnthropicTurn.js';
+export { continueAnthropicTurn, runAnthropicTurn } from './runAnthropicTurn.js';
+export type { AnthropicTurn, AnthropicTurnOptions } from './runAnthropicTurn.js';
+export { runAnthropicLoop } from './runAnthropicLoop.js';
+export type { AnthropicLoop, AnthropicLoopOptions } from './runAnthropicLoop.js';
+// The durable loop's shared parts (the same in toolstream/openai and toolstream/ai-sdk).
+export { ContinuationError, hasToolCall, stepCountIs } from '../loop/index.js';
+export type {
+  Continuation,
+  ContinuationOptions,
+  ContinueOptions,
+  DurableTurnFields,
+  LoopOptions,
+  LoopOutcome,
+  LoopProvider,
+  LoopResult,
+  LoopState,
+  LoopTurn,
+  StopCondition,
+  TurnOutcome,
+} from '../loop/index.js';
 export type { AnthropicAssistantMessage } from './assistantMessage.js';
 export { toAnthropicToolResults } from './toAnthropicToolResults.js';
 export type { AnthropicToolResultMessage } from './toAnthropicToolResults.js';

@@ -1,13 +1,32 @@
+import type { JsonValue } from '../../types/json.js';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
+import { continueDurableTurn, durableFields, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement } from '../loop/index.js';
 import { AssistantMessageAssembler, type AnthropicAssistantMessage } from './assistantMessage.js';
 import type { AnthropicEventSource } from './events.js';
 import { readAnthropicCalls } from './fromAnthropicStream.js';
 import { toAnthropicToolResults, type AnthropicToolResultMessage } from './toAnthropicToolResults.js';
 
 /**
+ * Options of {@link runAnthropicTurn}: the run's (`signal`, `turn`), the step it is in its loop, and
+ * the secret its continuation is signed with (the pipeline's `approvalSecret` unless given).
+ *
+ * @example
+ * ```ts
+ * const options: AnthropicTurnOptions = { turn: `${conversationId}/${step}`, step };
+ * ```
+ */
+export interface AnthropicTurnOptions extends RunOptions, ContinuationOptions {
+  /** The response's step in its loop, carried by its continuation. @default 1 */
+  readonly step?: number;
+}
+
+/**
  * One model response, run: its tool calls' results and the messages that carry the turn into the next
- * request. What {@link runAnthropicTurn} resolves to.
+ * request. What {@link runAnthropicTurn} and {@link continueAnthropicTurn} resolve to. On a journaled
+ * pipeline (`{ turn }`), `outcome` says whether every call was answered (`'next'`, `'done'`) or the
+ * turn stopped before (`'suspended'` for approval, `'turn_leased'`, `'lease_lost'`); then `messages` is
+ * empty and `continuation` goes on with it.
  *
  * @example
  * ```ts
@@ -16,7 +35,7 @@ import { toAnthropicToolResults, type AnthropicToolResultMessage } from './toAnt
  * if (turn.done) console.log(turn.text);
  * ```
  */
-export interface AnthropicTurn {
+export interface AnthropicTurn extends DurableTurnFields {
   /**
    * One result per `tool_use` block, in the model's order. Empty when the model called no tool. A block
    * repeated in its message (in `message_start` and streamed too, or replayed) is one call, answered
@@ -30,11 +49,12 @@ export interface AnthropicTurn {
    * whose call is in `results` (a block whose arguments were cut off or malformed has `input: {}`).
    */
   readonly message: AnthropicAssistantMessage;
-  /** The user message with one `tool_result` per `tool_use` id, in order; `undefined` when there were no calls. */
+  /** The user message with one `tool_result` per `tool_use` id, in order; `undefined` when there were no calls, or not every call was answered. */
   readonly toolResults: AnthropicToolResultMessage | undefined;
   /**
    * What to append to the conversation: `message` (unless it has no content: the API rejects an empty
-   * assistant message), then `toolResults` when there are any. Never an empty message.
+   * assistant message), then `toolResults` when there are any. Never an empty message. Empty when the
+   * turn stopped before every call was answered (`outcome` other than `'next'`, `'done'`).
    */
   readonly messages: (AnthropicAssistantMessage | AnthropicToolResultMessage)[];
   /** The text the model wrote, its text blocks one per line (`''` when none). */
@@ -43,9 +63,15 @@ export interface AnthropicTurn {
   readonly stopReason: string | undefined;
   /**
    * Whether the model is done: it called no tool and did not pause (`'pause_turn'`, where Anthropic asks
-   * for the assistant message back to let the model go on). Stop the loop here.
+   * for the assistant message back to let the model go on). Stop the loop here. (`outcome: 'done'`.)
    */
   readonly done: boolean;
+}
+
+/** What a continuation of an Anthropic turn carries: the assistant message as streamed, and why it stopped. */
+interface AnthropicState {
+  readonly message: AnthropicAssistantMessage;
+  readonly stopReason: string | undefined;
 }
 
 /**
@@ -66,10 +92,17 @@ export interface AnthropicTurn {
  * `client.messages.stream()` fails the whole stream on it (see `fromAnthropicStream`). One response
  * per call: a source that carries several messages gives their blocks in one message.
  *
+ * On a journaled pipeline, run with `{ turn }`: a call an approver suspends does not fail the turn —
+ * it resolves with `outcome: 'suspended'`, every result so far, the approvals it waits for
+ * (`pending`), and a `continuation` that {@link continueAnthropicTurn} takes with the answers, in any
+ * process. A turn another process drives resolves with `'turn_leased'` (nothing ran), one taken over
+ * midway with `'lease_lost'`; neither has anything to send to the model.
+ *
  * @param pipeline The pipeline that runs the calls (one per process; each turn is a `run()` of it).
  * @param events The response's stream.
- * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result.
- * @returns The turn, once every call has its result and the stream has ended.
+ * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result;
+ *   `turn` makes it durable. `step` and `secret` go into its continuation.
+ * @returns The turn, once every call has its result (or is suspended) and the stream has ended.
  * @throws {SourceError} (as a rejection) when the stream fails midway, with the results so far.
  *
  * @example
@@ -89,23 +122,75 @@ export interface AnthropicTurn {
  * }
  * ```
  */
-export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEventSource, options?: RunOptions): Promise<AnthropicTurn> {
+export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEventSource, options?: AnthropicTurnOptions): Promise<AnthropicTurn> {
   const assembler = new AssistantMessageAssembler();
-  const results = await pipeline.run(readAnthropicCalls(events, (event) => assembler.push(event)), options);
-  const message = assembler.message();
-  const stopReason = assembler.stopReason;
-  const toolResults = results.length > 0 ? toAnthropicToolResults(firstPerId(results)) : undefined;
-  const messages: AnthropicTurn['messages'] = message.content.length > 0 ? [message] : [];
+  const { step = 1, secret, ...runOptions } = options ?? {};
+  const calls = readAnthropicCalls(events, (event) => assembler.push(event));
+  const settled = await settleRun(pipeline, runOptions.turn, pipeline.run(calls, runOptions));
+  const state = { message: assembler.message(), stopReason: assembler.stopReason };
+  // A run stopped by a lease may not have read the whole stream: its message is not known in full.
+  const known = settled.kind === 'answered' || settled.kind === 'suspended';
+  return anthropicTurn(pipeline, settled, state, { turn: runOptions.turn, step, known, secret });
+}
+
+/**
+ * Goes on with an Anthropic turn that stopped (`outcome` `'suspended'`, `'turn_leased'`, `'lease_lost'`),
+ * in any process, from a pipeline with the same journal store and secret: checks the continuation (as
+ * received: parsed JSON), consumes it — a second submit of it is refused with `continuation_used`,
+ * running nothing — resumes the turn with the answers (`pipeline.resume`), and resolves to the turn as
+ * {@link runAnthropicTurn} would have: for `'next'`, `messages` is the assistant message, then the one
+ * user message with every call's `tool_result`, in the model's order, ready for the next request. A
+ * call still unanswered leaves it `'suspended'`, with a fresh continuation.
+ *
+ * @throws {ContinuationError} (as the rejection) for a continuation refused; nothing ran then.
+ * @throws {DurableTurnError} (as the rejection) as `pipeline.resume` does.
+ *
+ * @example
+ * ```ts
+ * import { continueAnthropicTurn } from 'toolstream/anthropic';
+ *
+ * // POST /approve { continuation, answers }: the browser had the continuation and the pending approvals.
+ * const turn = await continueAnthropicTurn(pipeline, body.continuation, { answers: body.answers });
+ * if (turn.outcome === 'next') messages.push(...turn.messages); // then request the next response
+ * ```
+ */
+export async function continueAnthropicTurn(pipeline: Pipeline, continuation: unknown, options?: ContinueOptions): Promise<AnthropicTurn> {
+  const { continuation: verified, settled } = await continueDurableTurn(pipeline, continuation, 'anthropic', options);
+  const state = verified.state as unknown as { readonly message: AnthropicAssistantMessage; readonly stopReason: string | null };
+  return anthropicTurn(pipeline, settled, { message: state.message, stopReason: state.stopReason ?? undefined }, { turn: verified.turn, step: verified.step, known: true, secret: options?.secret });
+}
+
+/** The turn, from how its run ended and the assistant message. */
+function anthropicTurn(
+  pipeline: Pipeline,
+  settled: Settlement,
+  { message, stopReason }: AnthropicState,
+  facts: { readonly turn: string | undefined; readonly step: number; readonly known: boolean; readonly secret: ContinuationOptions['secret'] },
+): AnthropicTurn {
+  const { results } = settled;
+  const answered = settled.kind === 'answered';
+  const toolResults = answered && results.length > 0 ? toAnthropicToolResults(firstPerId(results)) : undefined;
+  const messages: AnthropicTurn['messages'] = answered && message.content.length > 0 ? [message] : [];
   if (toolResults !== undefined) messages.push(toolResults);
+  const done = answered && results.length === 0 && stopReason !== 'pause_turn';
+  const state = facts.known ? ({ message, stopReason: stopReason ?? null } as unknown as JsonValue) : undefined;
   return {
     results,
     message,
     toolResults,
     messages,
-    text: assembler.text(),
+    text: textOf(message),
     stopReason,
-    done: results.length === 0 && stopReason !== 'pause_turn',
+    done,
+    ...durableFields(pipeline, settled, { provider: 'anthropic', turn: facts.turn, step: facts.step, state, done, secret: facts.secret }),
   };
+}
+
+/** The text the model wrote: its non-empty text blocks, one per line. */
+function textOf(message: AnthropicAssistantMessage): string {
+  return message.content
+    .flatMap((block) => (block.type === 'text' && block.text !== '' ? [block.text] : []))
+    .join('\n');
 }
 
 /**

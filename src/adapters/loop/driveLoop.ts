@@ -1,24 +1,22 @@
 import type { ApprovalResponse, PendingApproval } from '../../types/pendingApproval.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import type { Continuation, ContinuationOptions } from './continuation.js';
-import type { DurableTurnFields } from './outcome.js';
+import type { Continuation, ContinuationOptions, DurableTurnFields } from './outcome.js';
 import type { StopCondition } from './stopConditions.js';
 
 /** `maxSteps` unless set. */
 export const DEFAULT_MAX_STEPS = 20;
 
 /**
- * What a loop needs of each provider's turn: the durable fields, the results, the text, and the
- * messages to append to the conversation.
+ * What a loop needs of each provider's turn: the durable fields, the results and the text (the
+ * messages to append come from `LoopSteps.messagesOf`).
  *
  * @example
  * ```ts
- * const turn: LoopTurn<Anthropic.MessageParam> = await runAnthropicTurn(pipeline, stream);
+ * const turn: LoopTurn = await runAnthropicTurn(pipeline, stream);
  * ```
  */
-export interface LoopTurn<Message> extends DurableTurnFields {
+export interface LoopTurn extends DurableTurnFields {
   readonly results: readonly ToolResult[];
-  readonly messages: readonly Message[];
   readonly text: string;
 }
 
@@ -73,7 +71,7 @@ export type LoopOutcome = 'done' | 'stopped' | 'max_steps' | 'aborted' | 'suspen
  * const loop: LoopResult<Anthropic.MessageParam, AnthropicTurn> = await runAnthropicLoop(pipeline, options);
  * ```
  */
-export interface LoopResult<Message, Turn extends LoopTurn<Message>> {
+export interface LoopResult<Message, Turn extends LoopTurn> {
   readonly outcome: LoopOutcome;
   /**
    * The conversation: the history given, then every step's messages (each assistant message followed
@@ -94,11 +92,13 @@ export interface LoopResult<Message, Turn extends LoopTurn<Message>> {
 }
 
 /** How a provider runs a step and continues one, for {@link driveLoop}. */
-export interface LoopSteps<Message, Turn extends LoopTurn<Message>> {
+export interface LoopSteps<Message, Turn extends LoopTurn> {
   /** Requests the next response with `messages` and runs it as step `step` (under `turn` when durable). */
   readonly run: (messages: readonly Message[], step: number, turn: string | undefined) => Promise<Turn>;
   /** Continues a step from its continuation (as received) with the answers. */
   readonly resume: (continuation: unknown, answers: readonly ApprovalResponse[]) => Promise<Turn>;
+  /** What a step adds to the conversation (`turn.messages`; a Responses turn's `items`). */
+  readonly messagesOf: (turn: Turn) => readonly Message[];
 }
 
 /**
@@ -114,10 +114,11 @@ export interface LoopSteps<Message, Turn extends LoopTurn<Message>> {
  * const loop = await driveLoop({ messages, maxSteps: 10 }, {
  *   run: async (history, step, turn) => runAnthropicTurn(pipeline, await request(history), { turn, step }),
  *   resume: (continuation, answers) => continueAnthropicTurn(pipeline, continuation, { answers }),
+ *   messagesOf: (turn) => turn.messages,
  * });
  * ```
  */
-export async function driveLoop<Message, Turn extends LoopTurn<Message>>(
+export async function driveLoop<Message, Turn extends LoopTurn>(
   options: LoopOptions & { readonly messages: readonly Message[] },
   steps: LoopSteps<Message, Turn>,
 ): Promise<LoopResult<Message, Turn>> {
@@ -139,7 +140,7 @@ export async function driveLoop<Message, Turn extends LoopTurn<Message>>(
   const took = (turn: Turn) => {
     last = turn;
     ran.push(turn);
-    messages.push(...turn.messages);
+    messages.push(...steps.messagesOf(turn));
   };
 
   if (options.continuation !== undefined) took(await steps.resume(options.continuation, options.answers ?? []));

@@ -4,9 +4,9 @@ import type { JsonValue } from '../../types/json.js';
 import type { ApprovalResponse, PendingApproval } from '../../types/pendingApproval.js';
 import type { Pipeline } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import { issueContinuation, verifyContinuation, type Continuation, type ContinuationOptions, type LoopProvider } from './continuation.js';
+import { issueContinuation, verifyContinuation } from './continuation.js';
 import { ContinuationError } from './errors.js';
-import type { DurableTurnFields } from './outcome.js';
+import type { Continuation, ContinuationOptions, DurableTurnFields, LoopProvider } from './outcome.js';
 
 /**
  * How a run (or resume) of a turn ended, before a provider formats it: every call answered, calls

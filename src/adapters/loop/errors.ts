@@ -1,5 +1,5 @@
 import { brand } from '../../util/brand.js';
-import type { Continuation } from './continuation.js';
+import type { Continuation } from './outcome.js';
 
 /**
  * Why a continuation was refused. Nothing ran and nothing was sent to the model when this is

@@ -1,9 +1,8 @@
 // The parts every provider's durable loop shares (continuations, outcomes, the loop driver, stop
 // conditions); re-exported by `toolstream/anthropic`, `toolstream/openai` and `toolstream/ai-sdk`.
 export { issueContinuation, verifyContinuation } from './continuation.js';
-export type { Continuation, ContinuationOptions, LoopProvider } from './continuation.js';
 export { ContinuationError } from './errors.js';
-export type { DurableTurnFields, TurnOutcome } from './outcome.js';
+export type { Continuation, ContinuationOptions, DurableTurnFields, LoopProvider, TurnOutcome } from './outcome.js';
 export { continueDurableTurn, durableFields, settleRun } from './durableTurn.js';
 export type { ContinueOptions, Settlement, TurnFacts } from './durableTurn.js';
 export { DEFAULT_MAX_STEPS, driveLoop } from './driveLoop.js';

@@ -28,17 +28,38 @@
  */
 
 // Chat Completions
-export { runOpenAIChatTurn } from './runChatTurn.js';
-export type { OpenAIChatTurn } from './runChatTurn.js';
+export { continueOpenAIChatTurn, runOpenAIChatTurn } from './runChatTurn.js';
+export type { OpenAIChatTurn, OpenAIChatTurnOptions } from './runChatTurn.js';
+export { runOpenAIChatLoop } from './openAILoops.js';
+export type { OpenAIChatLoop, OpenAIChatLoopOptions } from './openAILoops.js';
 export { fromOpenAIChatStream } from './chatStream.js';
 export { toOpenAIChatToolMessages, toOpenAIChatTools } from './chatFormat.js';
 
 // Responses API
-export { runOpenAIResponsesTurn } from './runResponsesTurn.js';
-export type { OpenAIResponsesTurn, OpenAIResponsesTurnOptions } from './runResponsesTurn.js';
+export { continueOpenAIResponsesTurn, runOpenAIResponsesTurn } from './runResponsesTurn.js';
+export type { ContinueOpenAIResponsesOptions, OpenAIResponsesTurn, OpenAIResponsesTurnOptions } from './runResponsesTurn.js';
+export { runOpenAIResponsesLoop } from './openAILoops.js';
+export type { OpenAIResponsesLoop, OpenAIResponsesLoopOptions } from './openAILoops.js';
 export { fromOpenAIResponsesStream } from './responsesStream.js';
 export { toOpenAIResponsesInput, toOpenAIResponsesTools } from './responsesFormat.js';
 export { OpenAIResponsesStreamError } from './errors.js';
 // Free-form (custom) tools: one declaration for the three Responses helpers, made by openAICustomTools.
 export { openAICustomTools } from './customTools.js';
 export type { OpenAICustomTools, OpenAICustomToolSpec, OpenAIResponsesOptions } from './customTools.js';
+
+// The durable loop's shared parts (the same in toolstream/anthropic and toolstream/ai-sdk).
+export { ContinuationError, hasToolCall, stepCountIs } from '../loop/index.js';
+export type {
+  Continuation,
+  ContinuationOptions,
+  ContinueOptions,
+  DurableTurnFields,
+  LoopOptions,
+  LoopOutcome,
+  LoopProvider,
+  LoopResult,
+  LoopState,
+  LoopTurn,
+  StopCondition,
+  TurnOutcome,
+} from '../loop/index.js';

@@ -6,16 +6,35 @@ import type {
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
 import type { Observable } from 'rxjs';
+import type { JsonValue } from '../../types/json.js';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import type { ToolResult } from '../../types/toolResult.js';
+import { continueDurableTurn, durableFields, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement } from '../loop/index.js';
 import { argumentsText } from './argumentsText.js';
 import { toOpenAIChatToolMessages } from './chatFormat.js';
 import { firstChoice, readOpenAIChatCalls } from './chatStream.js';
 
 /**
+ * Options of {@link runOpenAIChatTurn}: the run's (`signal`, `turn`), the step it is in its loop, and
+ * the secret its continuation is signed with (the pipeline's `approvalSecret` unless given).
+ *
+ * @example
+ * ```ts
+ * const options: OpenAIChatTurnOptions = { turn: `${conversationId}/${step}`, step };
+ * ```
+ */
+export interface OpenAIChatTurnOptions extends RunOptions, ContinuationOptions {
+  /** The response's step in its loop, carried by its continuation. @default 1 */
+  readonly step?: number;
+}
+
+/**
  * One Chat Completions response, run: its tool calls' results and the messages that carry the turn
- * into the next request. What {@link runOpenAIChatTurn} resolves to.
+ * into the next request. What {@link runOpenAIChatTurn} and {@link continueOpenAIChatTurn} resolve to.
+ * On a journaled pipeline (`{ turn }`), `outcome` says whether every call was answered (`'next'`,
+ * `'done'`) or the turn stopped before (`'suspended'`, `'turn_leased'`, `'lease_lost'`); then
+ * `messages` is empty and `continuation` goes on with it.
  *
  * @example
  * ```ts
@@ -24,7 +43,7 @@ import { firstChoice, readOpenAIChatCalls } from './chatStream.js';
  * if (turn.done) console.log(turn.text);
  * ```
  */
-export interface OpenAIChatTurn {
+export interface OpenAIChatTurn extends DurableTurnFields {
   /** One result per tool call, in the model's order. Empty when the model called no tool. */
   readonly results: readonly ToolResult[];
   /**
@@ -34,19 +53,25 @@ export interface OpenAIChatTurn {
    * when there were none (OpenAI rejects an empty list).
    */
   readonly message: ChatCompletionAssistantMessageParam;
-  /** One `tool` message per call, in order (see `toOpenAIChatToolMessages`). */
+  /** One `tool` message per call, in order (see `toOpenAIChatToolMessages`); empty unless every call was answered. */
   readonly toolMessages: ChatCompletionToolMessageParam[];
   /**
    * What to append to the conversation: `message` (unless the response was empty), then
-   * `toolMessages`.
+   * `toolMessages`. Empty when the turn stopped before every call was answered.
    */
   readonly messages: (ChatCompletionAssistantMessageParam | ChatCompletionToolMessageParam)[];
   /** The text the model wrote (`''` when none). */
   readonly text: string;
   /** Choice 0's `finish_reason` (`'tool_calls'`, `'stop'`, `'length'`, …); `undefined` when none came. */
   readonly finishReason: string | undefined;
-  /** Whether the model is done: it called no tool. Stop the loop here. */
+  /** Whether the model is done: it called no tool. Stop the loop here. (`outcome: 'done'`.) */
   readonly done: boolean;
+}
+
+/** What a continuation of a Chat Completions turn carries. */
+interface ChatState {
+  readonly message: ChatCompletionAssistantMessageParam;
+  readonly finishReason: string | null;
 }
 
 /**
@@ -61,10 +86,17 @@ export interface OpenAIChatTurn {
  * Pass `await client.chat.completions.create({ …, stream: true })`, `client.chat.completions.stream()`
  * or any source `fromOpenAIChatStream` takes. Only choice 0 is read (tool calling uses `n: 1`).
  *
+ * On a journaled pipeline, run with `{ turn }`: a call an approver suspends does not fail the turn —
+ * it resolves with `outcome: 'suspended'`, every result so far, the approvals it waits for
+ * (`pending`), and a `continuation` that {@link continueOpenAIChatTurn} takes with the answers, in any
+ * process. A turn another process drives resolves with `'turn_leased'` (nothing ran), one taken over
+ * midway with `'lease_lost'`; neither has anything to send to the model.
+ *
  * @param pipeline The pipeline that runs the calls (one per process; each turn is a `run()` of it).
  * @param chunks The response's stream.
- * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result.
- * @returns The turn, once every call has its result and the stream has ended.
+ * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result;
+ *   `turn` makes it durable. `step` and `secret` go into its continuation.
+ * @returns The turn, once every call has its result (or is suspended) and the stream has ended.
  * @throws {SourceError} (as a rejection) when the stream fails midway, with the results so far.
  *
  * @example
@@ -86,8 +118,9 @@ export interface OpenAIChatTurn {
 export async function runOpenAIChatTurn(
   pipeline: Pipeline,
   chunks: AsyncIterable<ChatCompletionChunk> | Observable<ChatCompletionChunk>,
-  options?: RunOptions,
+  options?: OpenAIChatTurnOptions,
 ): Promise<OpenAIChatTurn> {
+  const { step = 1, secret, ...runOptions } = options ?? {};
   let text = '';
   let refusal = '';
   let finishReason: string | undefined;
@@ -103,7 +136,8 @@ export async function runOpenAIChatTurn(
     const finish = choice?.['finish_reason'];
     if (typeof finish === 'string' && finish !== '') finishReason = finish;
   };
-  const results = await pipeline.run(readOpenAIChatCalls(chunks, read).pipe(tap((call) => calls.push(call))), options);
+  const run = pipeline.run(readOpenAIChatCalls(chunks, read).pipe(tap((call) => calls.push(call))), runOptions);
+  const settled = await settleRun(pipeline, runOptions.turn, run);
 
   const toolCalls = calls.map(
     (call): ChatCompletionMessageFunctionToolCall => ({
@@ -115,15 +149,58 @@ export async function runOpenAIChatTurn(
   const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: text !== '' ? text : toolCalls.length > 0 ? null : '' };
   if (refusal !== '') message.refusal = refusal;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  const toolMessages = toOpenAIChatToolMessages(results);
-  const empty = text === '' && refusal === '' && toolCalls.length === 0;
+  // A run stopped by a lease may not have read the whole stream: its message is not known in full.
+  const known = settled.kind === 'answered' || settled.kind === 'suspended';
+  return chatTurn(pipeline, settled, { message, finishReason: finishReason ?? null }, { turn: runOptions.turn, step, known, secret });
+}
+
+/**
+ * Goes on with a Chat Completions turn that stopped (`outcome` `'suspended'`, `'turn_leased'`,
+ * `'lease_lost'`), in any process, from a pipeline with the same journal store and secret: checks the
+ * continuation (as received: parsed JSON), consumes it — a second submit of it is refused with
+ * `continuation_used`, running nothing — resumes the turn with the answers (`pipeline.resume`), and
+ * resolves to the turn as {@link runOpenAIChatTurn} would have: for `'next'`, `messages` is the
+ * assistant message with its `tool_calls`, then one `tool` message per call, in the model's order. A
+ * call still unanswered leaves it `'suspended'`, with a fresh continuation.
+ *
+ * @throws {ContinuationError} (as the rejection) for a continuation refused; nothing ran then.
+ * @throws {DurableTurnError} (as the rejection) as `pipeline.resume` does.
+ *
+ * @example
+ * ```ts
+ * import { continueOpenAIChatTurn } from 'toolstream/openai';
+ *
+ * const turn = await continueOpenAIChatTurn(pipeline, body.continuation, { answers: body.answers });
+ * if (turn.outcome === 'next') messages.push(...turn.messages); // then request the next response
+ * ```
+ */
+export async function continueOpenAIChatTurn(pipeline: Pipeline, continuation: unknown, options?: ContinueOptions): Promise<OpenAIChatTurn> {
+  const { continuation: verified, settled } = await continueDurableTurn(pipeline, continuation, 'openai-chat', options);
+  return chatTurn(pipeline, settled, verified.state as unknown as ChatState, { turn: verified.turn, step: verified.step, known: true, secret: options?.secret });
+}
+
+/** The turn, from how its run ended and the assistant message. */
+function chatTurn(
+  pipeline: Pipeline,
+  settled: Settlement,
+  state: ChatState,
+  facts: { readonly turn: string | undefined; readonly step: number; readonly known: boolean; readonly secret: ContinuationOptions['secret'] },
+): OpenAIChatTurn {
+  const { results } = settled;
+  const { message } = state;
+  const answered = settled.kind === 'answered';
+  const toolMessages = answered ? toOpenAIChatToolMessages(results) : [];
+  const text = typeof message.content === 'string' ? message.content : '';
+  const empty = text === '' && message.refusal == null && (message.tool_calls ?? []).length === 0;
+  const done = answered && results.length === 0;
   return {
     results,
     message,
     toolMessages,
-    messages: [...(empty ? [] : [message]), ...toolMessages],
+    messages: answered ? [...(empty ? [] : [message]), ...toolMessages] : [],
     text,
-    finishReason,
-    done: results.length === 0,
+    finishReason: state.finishReason ?? undefined,
+    done,
+    ...durableFields(pipeline, settled, { provider: 'openai-chat', turn: facts.turn, step: facts.step, state: facts.known ? (state as unknown as JsonValue) : undefined, done, secret: facts.secret }),
   };
 }

@@ -1,5 +1,6 @@
 import { tap, type Observable } from 'rxjs';
 import type { ResponseInputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
+import type { JsonValue } from '../../types/json.js';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import { IncompleteArguments } from '../../util/incompleteArguments.js';
 import { isObject, isRecord } from '../../util/validate.js';
@@ -9,20 +10,46 @@ import { argumentsText } from './argumentsText.js';
 import { customOption, type OpenAICustomTools, type OpenAIResponsesOptions } from './customTools.js';
 import { toOpenAIResponsesInput } from './responsesFormat.js';
 import { readOpenAIResponsesCalls } from './responsesStream.js';
+import { continueDurableTurn, durableFields, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement } from '../loop/index.js';
 
 /**
- * Options of {@link runOpenAIResponsesTurn}: the run's (`signal`) and the free-form tools (`custom`).
+ * Options of {@link runOpenAIResponsesTurn}: the run's (`signal`, `turn`), the free-form tools
+ * (`custom`), the step it is in its loop and the secret its continuation is signed with (the
+ * pipeline's `approvalSecret` unless given).
  *
  * @example
  * ```ts
  * const options: OpenAIResponsesTurnOptions = { custom: openAICustomTools([applyPatch]), signal };
  * ```
  */
-export interface OpenAIResponsesTurnOptions extends RunOptions, OpenAIResponsesOptions {}
+export interface OpenAIResponsesTurnOptions extends RunOptions, OpenAIResponsesOptions, ContinuationOptions {
+  /** The response's step in its loop, carried by its continuation. @default 1 */
+  readonly step?: number;
+}
+
+/**
+ * Options of {@link continueOpenAIResponsesTurn}: the answers, the signal, and the free-form tools
+ * (`custom`, as the turn was run with: their outputs are `custom_tool_call_output` items).
+ *
+ * @example
+ * ```ts
+ * const options: ContinueOpenAIResponsesOptions = { answers, custom: openAICustomTools([applyPatch]) };
+ * ```
+ */
+export interface ContinueOpenAIResponsesOptions extends ContinueOptions, OpenAIResponsesOptions {}
+
+/** What a continuation of a Responses turn carries: the response's output items and its id. */
+interface ResponsesState {
+  readonly output: ResponseInputItem[];
+  readonly responseId: string | null;
+}
 
 /**
  * One Responses API response, run: its tool calls' results and the input items that carry the turn
- * into the next request. What {@link runOpenAIResponsesTurn} resolves to.
+ * into the next request. What {@link runOpenAIResponsesTurn} and {@link continueOpenAIResponsesTurn}
+ * resolve to. On a journaled pipeline (`{ turn }`), `outcome` says whether every call was answered
+ * (`'next'`, `'done'`) or the turn stopped before (`'suspended'`, `'turn_leased'`, `'lease_lost'`);
+ * then `items` is empty and `continuation` goes on with it.
  *
  * @example
  * ```ts
@@ -31,7 +58,7 @@ export interface OpenAIResponsesTurnOptions extends RunOptions, OpenAIResponsesO
  * if (turn.done) console.log(turn.text);
  * ```
  */
-export interface OpenAIResponsesTurn {
+export interface OpenAIResponsesTurn extends DurableTurnFields {
   /** One result per client tool call, in the model's order. Empty when the model called no tool. */
   readonly results: readonly ToolResult[];
   /**
@@ -41,18 +68,22 @@ export interface OpenAIResponsesTurn {
    * `function_call` item the model had begun).
    */
   readonly output: ResponseInputItem[];
-  /** One `function_call_output` (or `custom_tool_call_output`) per call, in order (see `toOpenAIResponsesInput`). */
+  /**
+   * One `function_call_output` (or `custom_tool_call_output`) per call, in order (see
+   * `toOpenAIResponsesInput`); empty unless every call was answered.
+   */
   readonly toolOutputs: ResponseInputItem[];
   /**
    * What to append to the next request's `input` when you keep the conversation yourself: `output`,
    * then `toolOutputs`. (With `previous_response_id: turn.responseId`, send `toolOutputs` alone.)
+   * Empty when the turn stopped before every call was answered.
    */
   readonly items: ResponseInputItem[];
   /** The text of the response's `message` items (`''` when none). */
   readonly text: string;
   /** The response's id, for `previous_response_id`. */
   readonly responseId: string | undefined;
-  /** Whether the model is done: it called no tool. Stop the loop here. */
+  /** Whether the model is done: it called no tool. Stop the loop here. (`outcome: 'done'`.) */
   readonly done: boolean;
 }
 
@@ -68,10 +99,17 @@ export interface OpenAIResponsesTurn {
  * client.responses.create({ …, stream: true })`, `client.responses.stream()` or any source
  * `fromOpenAIResponsesStream` takes.
  *
+ * On a journaled pipeline, run with `{ turn }`: a call an approver suspends does not fail the turn —
+ * it resolves with `outcome: 'suspended'`, every result so far, the approvals it waits for
+ * (`pending`), and a `continuation` that {@link continueOpenAIResponsesTurn} takes with the answers, in
+ * any process. A turn another process drives resolves with `'turn_leased'` (nothing ran), one taken
+ * over midway with `'lease_lost'`; neither has anything to send to the model.
+ *
  * @param pipeline The pipeline that runs the calls (one per process; each turn is a `run()` of it).
  * @param events The response's stream.
- * @param options `signal` for `pipeline.run()`; `custom` as for `fromOpenAIResponsesStream`.
- * @returns The turn, once every call has its result and the response has ended.
+ * @param options `signal` and `turn` for `pipeline.run()`; `custom` as for `fromOpenAIResponsesStream`;
+ *   `step` and `secret` go into its continuation.
+ * @returns The turn, once every call has its result (or is suspended) and the response has ended.
  * @throws {ConfigError} (synchronously) when `options.custom` is not from `openAICustomTools`.
  * @throws {SourceError} (as a rejection) when the stream fails midway (`response.failed`, `error`),
  *   with the results so far.
@@ -99,29 +137,76 @@ export function runOpenAIResponsesTurn(
 ): Promise<OpenAIResponsesTurn> {
   // Checked now, before anything is read: a misconfiguration throws here rather than rejecting.
   const custom = customOption('runOpenAIResponsesTurn', options);
-  return runTurn(pipeline, events, custom, options?.signal);
+  return runTurn(pipeline, events, custom, options ?? {});
 }
 
 async function runTurn(
   pipeline: Pipeline,
   events: AsyncIterable<ResponseStreamEvent> | Observable<ResponseStreamEvent>,
   custom: OpenAICustomTools | undefined,
-  signal: AbortSignal | undefined,
+  { signal, turn, step = 1, secret }: OpenAIResponsesTurnOptions,
 ): Promise<OpenAIResponsesTurn> {
   const collected = new OutputItems();
   const calls: ToolCall[] = [];
   const calls$ = readOpenAIResponsesCalls(events, custom, (event) => collected.push(event)).pipe(tap((call) => calls.push(call)));
-  const results = await pipeline.run(calls$, signal === undefined ? undefined : { signal });
-  const output = collected.items(calls, custom);
-  const toolOutputs = toOpenAIResponsesInput(results, custom === undefined ? {} : { custom }) as ResponseInputItem[];
+  const runOptions: RunOptions = { ...(signal === undefined ? {} : { signal }), ...(turn === undefined ? {} : { turn }) };
+  const settled = await settleRun(pipeline, turn, pipeline.run(calls$, runOptions));
+  const state: ResponsesState = { output: collected.items(calls, custom), responseId: collected.responseId ?? null };
+  // A run stopped by a lease may not have read the whole stream: its output is not known in full.
+  const known = settled.kind === 'answered' || settled.kind === 'suspended';
+  return responsesTurn(pipeline, settled, state, custom, { turn, step, known, secret });
+}
+
+/**
+ * Goes on with a Responses turn that stopped (`outcome` `'suspended'`, `'turn_leased'`, `'lease_lost'`),
+ * in any process, from a pipeline with the same journal store and secret: checks the continuation (as
+ * received: parsed JSON), consumes it — a second submit of it is refused with `continuation_used`,
+ * running nothing — resumes the turn with the answers (`pipeline.resume`), and resolves to the turn as
+ * {@link runOpenAIResponsesTurn} would have: for `'next'`, `items` is the response's output items, then
+ * one output item per call, in the model's order. A call still unanswered leaves it `'suspended'`,
+ * with a fresh continuation. Give `custom` as the turn was run with.
+ *
+ * @throws {ContinuationError} (as the rejection) for a continuation refused; nothing ran then.
+ * @throws {DurableTurnError} (as the rejection) as `pipeline.resume` does.
+ * @throws {ConfigError} (synchronously) when `options.custom` is not from `openAICustomTools`.
+ *
+ * @example
+ * ```ts
+ * import { continueOpenAIResponsesTurn } from 'toolstream/openai';
+ *
+ * const turn = await continueOpenAIResponsesTurn(pipeline, body.continuation, { answers: body.answers });
+ * if (turn.outcome === 'next') input.push(...turn.items); // then request the next response
+ * ```
+ */
+export function continueOpenAIResponsesTurn(pipeline: Pipeline, continuation: unknown, options?: ContinueOpenAIResponsesOptions): Promise<OpenAIResponsesTurn> {
+  const custom = customOption('continueOpenAIResponsesTurn', options);
+  return continueDurableTurn(pipeline, continuation, 'openai-responses', options).then(({ continuation: verified, settled }) =>
+    responsesTurn(pipeline, settled, verified.state as unknown as ResponsesState, custom, { turn: verified.turn, step: verified.step, known: true, secret: options?.secret }),
+  );
+}
+
+/** The turn, from how its run ended and the response's output items. */
+function responsesTurn(
+  pipeline: Pipeline,
+  settled: Settlement,
+  state: ResponsesState,
+  custom: OpenAICustomTools | undefined,
+  facts: { readonly turn: string | undefined; readonly step: number; readonly known: boolean; readonly secret: ContinuationOptions['secret'] },
+): OpenAIResponsesTurn {
+  const { results } = settled;
+  const { output } = state;
+  const answered = settled.kind === 'answered';
+  const toolOutputs = answered ? (toOpenAIResponsesInput(results, custom === undefined ? {} : { custom }) as ResponseInputItem[]) : [];
+  const done = answered && results.length === 0;
   return {
     results,
     output,
     toolOutputs,
-    items: [...output, ...toolOutputs],
+    items: answered ? [...output, ...toolOutputs] : [],
     text: textOf(output),
-    responseId: collected.responseId,
-    done: results.length === 0,
+    responseId: state.responseId ?? undefined,
+    done,
+    ...durableFields(pipeline, settled, { provider: 'openai-responses', turn: facts.turn, step: facts.step, state: facts.known ? (state as unknown as JsonValue) : undefined, done, secret: facts.secret }),
   };
 }
 
