@@ -43,7 +43,7 @@ export interface AISDKStep {
  * if (turn.outcome === 'suspended') return askHuman(turn.pending, turn.continuation);
  * ```
  */
-export interface AISDKTurn extends LoopTurn<ModelMessage> {
+export interface AISDKTurn extends LoopTurn {
   /** One result per tool call, in the model's order (`lease_lost`: those given out before; `turn_leased`: none). */
   readonly results: readonly ToolResult[];
   /**

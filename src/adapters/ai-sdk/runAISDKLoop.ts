@@ -124,6 +124,7 @@ export async function runAISDKLoop(pipeline: Pipeline, options: AISDKLoopOptions
         writeOutputs(ran, writer);
         return ran;
       },
+      messagesOf: (turn) => turn.messages,
     },
   );
   writer?.write({ type: 'message-metadata', messageMetadata: { toolstream: { outcome: loop.outcome, continuation: loop.continuation ?? null } } });
