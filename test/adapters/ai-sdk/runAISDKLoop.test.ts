@@ -1,9 +1,10 @@
-import { streamText, type ModelMessage, type UIMessageChunk } from 'ai';
+import { isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, streamText, type ModelMessage, type UIMessage, type UIMessageChunk } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { continuationOf, hasToolCall, runAISDKLoop, stepCountIs, toAISDKTools } from '../../../src/adapters/ai-sdk/index.js';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type JournalStore } from '../../../src/index.js';
+import { sendWhenApproved } from '../../../examples/agents/ai-sdk-page.js';
 import { finish, type ModelPart } from './helpers.js';
 
 const SECRET = 'a test secret that is long enough to sign with';
@@ -102,6 +103,16 @@ describe('runAISDKLoop', () => {
     const token = first.pending[0]!.token;
     expect(chunks.filter((c) => c.type === 'tool-approval-request')).toEqual([{ type: 'tool-approval-request', approvalId: token, toolCallId: 'w1' }]);
     expect(chunks.at(-1)).toEqual({ type: 'message-metadata', messageMetadata: { toolstream: { outcome: 'suspended', continuation: first.continuation } } });
+    // As the page folds the stream: the write asks; the read after it waits (no output yet).
+    let page: UIMessage | undefined;
+    const stream = new ReadableStream<UIMessageChunk>({ start: (c) => (chunks.forEach((chunk) => c.enqueue(chunk)), c.close()) });
+    for await (const message of readUIMessageStream({ stream })) page = message;
+    expect(page!.parts.filter(isToolUIPart).map((p) => [p.toolCallId, p.state])).toEqual([['r1', 'output-available'], ['w1', 'approval-requested'], ['r2', 'input-available']]);
+    // addToolApprovalResponse: the SDK's own auto-send test waits for r2; the page's sendWhenApproved does not.
+    const answered: UIMessage = { ...page!, parts: page!.parts.map((p) => (isToolUIPart(p) && p.toolCallId === 'w1' ? ({ ...p, state: 'approval-responded', approval: { id: token, approved: true } } as typeof p) : p)) };
+    expect(lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [answered] })).toBe(false);
+    expect(sendWhenApproved({ messages: [answered] })).toBe(true);
+    expect(sendWhenApproved({ messages: [page!] })).toBe(false); // nothing answered yet
     // The page keeps the metadata on the assistant message and sends it back.
     const carried = continuationOf([{ id: 'm1', role: 'assistant', parts: [], metadata: (chunks.at(-1) as { messageMetadata: unknown }).messageMetadata }]);
     expect(carried).toEqual(first.continuation);
