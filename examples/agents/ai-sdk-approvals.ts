@@ -6,7 +6,7 @@
 //   JOURNAL=./turns.db WORKSPACE=./ws APPROVAL_SECRET=$(openssl rand -hex 32) PORT=8080 npx tsx examples/agents/ai-sdk-approvals.ts
 //
 // POST /api/chat  { id, messages }, as useChat's DefaultChatTransport sends it → a UI message stream.
-// The page needs nothing of toolstream: useChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses })
+// The page needs nothing of toolstream (examples/agents/ai-sdk-page.ts): useChat's `sendAutomaticallyWhen`
 // sends the answers once every approval of the step has one. The provider package's variables reach the
 // API or any compatible server (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -15,6 +14,7 @@ import {
 } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startReplayServer, type ReplayServer } from '../support/replayServer.js';
+import { startExample, stopExample } from './exampleServer.js';
 
 // examples/agents/ai-sdk-approvals.ts in two processes, driven by the AI SDK's own chat client (what
 // useChat wraps: the same transport, addToolApprovalResponse, sendAutomaticallyWhen), with the official
@@ -22,7 +22,6 @@ import { startReplayServer, type ReplayServer } from '../support/replayServer.js
 // agentLoops.test.ts. Process A runs until the write is suspended; process B, started after A stopped,
 // takes the answer from the page's messages, resumes the turn and goes on.
 
-const tsx = createRequire(import.meta.url).resolve('tsx/cli');
 const dir = mkdtempSync(join(tmpdir(), 'ai-sdk-approvals-'));
 const transcript = (n: number) => readFileSync(new URL(`transcripts/openai-chat-${n}.sse.txt`, import.meta.url), 'utf8');
 const children = new Set<ChildProcess>();
@@ -31,31 +30,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts the example; resolves once it listens, with its URL and what it printed. */
-function start(model: ReplayServer, env: Record<string, string>): Promise<{ readonly url: string; readonly child: ChildProcess; readonly output: string[] }> {
-  const child = spawn(process.execPath, [tsx, 'examples/agents/ai-sdk-approvals.ts'], {
-    cwd: process.cwd(),
-    env: { ...process.env, ...env, OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'test-key', PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const output: string[] = [];
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output.join('')}`)), 60_000);
-    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output.push(chunk.toString());
-      const url = /listening on (http:\/\/\S+)/.exec(output.join(''))?.[1];
-      if (url !== undefined) {
-        clearTimeout(timer);
-        resolve({ url, child, output });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the server exited (${code}):\n${output.join('')}`)));
-  });
-}
-
-const stop = (child: ChildProcess) => new Promise<void>((resolve) => (child.once('exit', () => (children.delete(child), resolve())), child.kill('SIGTERM')));
+const start = (model: ReplayServer, env: Record<string, string>) =>
+  startExample('examples/agents/ai-sdk-approvals.ts', { ...process.env, ...env, OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'test-key', PORT: '0' }, children);
+const stop = stopExample;
 const ran = (output: readonly string[]) => [...output.join('').matchAll(/▶ (\w+) (\w+) running/g)].map((m) => `${m[1]} ${m[2]}`);
 
 /** useChat without React: the SDK's AbstractChat over plain state. */
