@@ -1,12 +1,11 @@
 import { streamText, type ModelMessage, type ToolApprovalRequest } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { continueAISDKTurn, runAISDKTurn, toAISDKToolOutputChunks, toAISDKTools } from '../../../src/adapters/ai-sdk/index.js';
 import { ContinuationError, issueContinuation } from '../../../src/adapters/loop/index.js';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type JournalStore } from '../../../src/index.js';
 import { deferred } from '../../support/deferred.js';
-import { finish, type ModelPart } from './helpers.js';
+import { conversation, finish, type ModelPart } from './helpers.js';
 
 const SECRET = 'a test secret that is long enough to sign with';
 
@@ -24,18 +23,7 @@ function counted(gate?: Promise<void>) {
 const pipelineOf = (journal: JournalStore, tools: ReturnType<typeof counted>['tools']) =>
   createPipeline({ tools, journal, approvalSecret: SECRET, pre: [askTools(['write'])], approve: suspendApprovals() });
 
-/** A model answering its n-th request with the n-th parts; it records every prompt. */
-function modelOf(steps: readonly (readonly ModelPart[])[]) {
-  const prompts: unknown[] = [];
-  const model = new MockLanguageModelV3({
-    doStream: async ({ prompt }) => {
-      prompts.push(prompt);
-      const parts = steps[prompts.length - 1] ?? [];
-      return { stream: new ReadableStream<ModelPart>({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }) };
-    },
-  });
-  return { model, prompts };
-}
+const modelOf = conversation;
 
 const call = (toolCallId: string, toolName: string, path: string): ModelPart => ({ type: 'tool-call', toolCallId, toolName, input: JSON.stringify({ path }) });
 /** read a, write b, read c: the write asks; the read behind it (an exclusive write is a barrier) waits. */

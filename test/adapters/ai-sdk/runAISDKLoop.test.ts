@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { continuationOf, hasToolCall, runAISDKLoop, stepCountIs, toAISDKTools } from '../../../src/adapters/ai-sdk/index.js';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type JournalStore } from '../../../src/index.js';
 import { sendWhenApproved } from '../../../examples/agents/ai-sdk-page.js';
-import { finish, type ModelPart } from './helpers.js';
+import { conversation, finish, type ModelPart } from './helpers.js';
 
 const SECRET = 'a test secret that is long enough to sign with';
 
@@ -74,7 +74,6 @@ describe('runAISDKLoop', () => {
   it('suspends on a write, then a fresh pipeline re-enters with the answer: the next request carries every result in order', async () => {
     const journal = memoryJournal();
     const a = counted();
-    const prompts: { role: string; content: { type: string; toolCallId?: string }[] }[][] = [];
     const script: ModelPart[][] = [
       [{ type: 'stream-start', warnings: [] }, { type: 'tool-call', toolCallId: 'r1', toolName: 'read', input: '{"path":"a"}' }, finish('tool-calls')],
       [
@@ -85,13 +84,7 @@ describe('runAISDKLoop', () => {
       ],
       [{ type: 'stream-start', warnings: [] }, ...text('Done.'), finish('stop')],
     ];
-    const model = new MockLanguageModelV3({
-      doStream: async ({ prompt }) => {
-        prompts.push(prompt as never);
-        const parts = script[prompts.length - 1] ?? [];
-        return { stream: new ReadableStream<ModelPart>({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }) };
-      },
-    });
+    const { model, prompts } = conversation(script);
     const request = (messages: ModelMessage[]) => streamText({ model, tools: toAISDKTools(a.tools), messages });
     const chunks: UIMessageChunk[] = [];
     const first = await runAISDKLoop(durable(journal, a.tools), { messages: [{ role: 'user', content: 'Go.' }], request, turn: 'chat-1', writer: { write: (c) => chunks.push(c) } });
@@ -123,7 +116,7 @@ describe('runAISDKLoop', () => {
     expect(second.outcome).toBe('done');
     expect(b.runs).toEqual(['write b', 'read c']);
     expect(second.steps.map((s) => [s.step, s.outcome])).toEqual([[2, 'next'], [3, 'done']]);
-    const third = prompts[2]!;
+    const third = prompts[2] as { role: string; content: { type: string; toolCallId?: string }[] }[];
     expect(third.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool']);
     expect(third.filter((m) => m.role === 'tool').map((m) => m.content.map((p) => p.toolCallId))).toEqual([['r1'], ['w1', 'r2']]);
     expect(second.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
