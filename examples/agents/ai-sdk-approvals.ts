@@ -21,6 +21,7 @@ import { openWorkspace } from '../workspace.js';
 import { instructions } from './console.js';
 
 const env = (name: string) => process.env[name] ?? (() => { throw new Error(`${name} is required (see the top of examples/agents/ai-sdk-approvals.ts)`); })();
+// #region pipeline
 const journal = sqliteJournal({ path: env('JOURNAL') });
 const workspace = await openWorkspace({ dir: env('WORKSPACE') });
 const pipeline = createPipeline({
@@ -33,6 +34,7 @@ const pipeline = createPipeline({
 });
 const tools = toAISDKTools(pipeline);
 const model = openai.chat(process.env['OPENAI_MODEL'] ?? 'gpt-4.1');
+// #endregion pipeline
 
 // #region respond
 /** The chat's POST: the agent loop as one UI message stream; a suspended loop goes on in the next POST. */
