@@ -11,8 +11,8 @@ import { fromAISDKStream } from './fromAISDKStream.js';
  * streaming — the SDK itself would wait for the step to end — and the assistant message is the SDK's
  * own assembly of the same step (`result.response`). Give `streamText` the tools without `execute`
  * (`toAISDKTools(pipeline)`), so the SDK never runs them, and the default `stopWhen` (one step): the
- * loop is yours. An agent loop is then: `streamText`, `runAISDKTurn`, push `turn.messages`, stop when
- * `turn.done`.
+ * loop is yours — {@link runAISDKLoop}, or `streamText`, `runAISDKTurn`, push `turn.messages`, until
+ * `turn.outcome` is not `'next'`.
  *
  * Every call in the assistant message gets exactly one `tool-result` part, in order; a call the stream
  * cut off is in neither (the SDK records only complete calls). A call the provider sent twice in the
@@ -20,11 +20,11 @@ import { fromAISDKStream } from './fromAISDKStream.js';
  * message holds it once — a provider rejects a history with a call id twice.
  *
  * On a journaled pipeline with `{ turn }`, a call whose approval is suspended (`suspendApprovals()`)
- * does not fail the step: the turn resolves `suspended`, with the results so far, the pending
+ * does not fail the step: the turn resolves `'suspended'`, with the results so far, the pending
  * approvals, and the assistant message carrying them as `tool-approval-request` parts (the approval id
  * is the signed token) and a `continuation`. Go on with {@link continueAISDKTurn} once the answers are
  * in the history, in any process sharing the journal and the secret. A turn another process drives
- * resolves `turn_leased` or `lease_lost`; nothing is sent to the model.
+ * resolves `'turn_leased'` or `'lease_lost'`; send nothing to the model then.
  *
  * @param pipeline The pipeline that runs the calls (one per process; each turn is a `run()` of it).
  * @param step What `streamText(...)` returned; its `fullStream` is read here (read no other branch).
