@@ -3,7 +3,9 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { continuationOf, hasToolCall, runAISDKLoop, stepCountIs, toAISDKTools } from '../../../src/adapters/ai-sdk/index.js';
+import { issueContinuation } from '../../../src/adapters/loop/index.js';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type JournalStore } from '../../../src/index.js';
+import { deferred } from '../../support/deferred.js';
 import { sendWhenApproved } from '../../../examples/agents/ai-sdk-page.js';
 import { conversation, finish, type ModelPart } from './helpers.js';
 
@@ -120,5 +122,32 @@ describe('runAISDKLoop', () => {
     expect(third.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool']);
     expect(third.filter((m) => m.role === 'tool').map((m) => m.content.map((p) => p.toolCallId))).toEqual([['r1'], ['w1', 'r2']]);
     expect(second.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('turn_leased: re-entered while another process drives the step, the loop stops and never calls the model', async () => {
+    const journal = memoryJournal();
+    const gate = deferred();
+    const started = deferred();
+    const slow = defineTool({ name: 'read', description: 'Read', input: z.object({ path: z.string() }), mode: 'parallel', execute: async () => (started.resolve(), await gate.promise, 'text') });
+    const holder = createPipeline({ tools: [slow], journal, approvalSecret: SECRET });
+    const running = holder.run([{ id: 'r1', name: 'read', args: { path: 'a' } }], { turn: 'chat-1/1' });
+    await started.promise;
+
+    const { tools } = counted();
+    const pipeline = durable(journal, tools);
+    let requests = 0;
+    const step: ModelMessage[] = [{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'r1', toolName: 'read', input: { path: 'a' } }] }];
+    const loop = await runAISDKLoop(pipeline, {
+      messages: [{ role: 'user', content: 'Go.' }, ...step],
+      request: () => (requests++, streamText({ model: endlessReader().model, tools: toAISDKTools(tools), prompt: 'x' })),
+      turn: 'chat-1',
+      continuation: issueContinuation(pipeline, { provider: 'ai-sdk', turn: 'chat-1/1', step: 1, state: { toolCallIds: ['r1'] } }),
+    });
+    expect(loop.outcome).toBe('turn_leased');
+    expect(requests).toBe(0);
+    expect(loop.messages).toEqual([{ role: 'user', content: 'Go.' }, ...step]); // as given: submit again later
+    expect(loop.continuation).toMatchObject({ turn: 'chat-1/1', step: 1 });
+    gate.resolve();
+    await running;
   });
 });
