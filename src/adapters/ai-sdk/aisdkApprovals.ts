@@ -2,19 +2,8 @@ import type { ModelMessage, ToolApprovalRequest } from 'ai';
 import type { ApprovalResponse, PendingApproval } from '../../types/pendingApproval.js';
 import type { ToolResult } from '../../types/toolResult.js';
 
-/**
- * The approvals a step's suspended calls wait for, one per call that asks (a call that only waits
- * behind another has none), in the model's order: what the UI shows and the answers name.
- *
- * @param results - A turn's results, e.g. `(await runAISDKTurn(...)).results`.
- * @returns Each suspended call's id and its pending approval (whose `token` answers it).
- *
- * @example
- * ```ts
- * for (const { toolCallId, approval } of pendingOf(results)) console.log(toolCallId, approval.tool, approval.args);
- * ```
- */
-export function pendingOf(results: readonly ToolResult[]): { readonly toolCallId: string; readonly approval: PendingApproval }[] {
+/** Each suspended call that waits for a human, with its pending approval, in the model's order (a call that only waits behind another has none). */
+function pendingOf(results: readonly ToolResult[]): { readonly toolCallId: string; readonly approval: PendingApproval }[] {
   return results.flatMap((result) =>
     result.status === 'suspended' && result.error.code === 'approval_pending' ? [{ toolCallId: result.id, approval: result.error.approval }] : [],
   );
