@@ -6,6 +6,9 @@ import type { ToolResult } from '../types/toolResult.js';
  * suspended call has none yet. The formatters call this before building a tool-result message; it
  * lives with them, its only users, so the engine does not import the durable layer's error.
  *
+ * The loop helpers (`runAnthropicTurn`, `runOpenAIChatTurn`, `runOpenAIResponsesTurn`) never call it
+ * with a suspended result: they resolve with `outcome: 'suspended'` and a continuation instead.
+ *
  * @throws {DurableTurnError} `turn_suspended` when a result is `suspended`: resume the turn first.
  */
 export function answerable(results: readonly ToolResult[]): readonly ToolResult[] {

@@ -2,8 +2,11 @@ import { brand } from '../util/brand.js';
 import type { ToolResult } from '../types/toolResult.js';
 
 /**
- * Why a durable turn could not be run, resumed or answered — nothing ran when this is thrown, but for
- * `lease_lost` and `journal_failed`, which stop a run midway:
+ * Why a durable turn could not be run, resumed or answered. From `run`/`resume`, nothing ran when this
+ * is thrown, but for `lease_lost` and `journal_failed`, which stop a run midway. `turn_suspended` is a
+ * formatter's (`toAnthropicToolResults`, …): the turn ran, and its calls that could did — only the
+ * message for the model cannot be made yet. (The loop helpers — `runAnthropicTurn`, … — do not throw
+ * it: a suspended turn resolves with `outcome: 'suspended'` and a continuation.)
  * - `turn_exists`: `run(calls, { turn })` for a turn the journal already holds: resume it instead.
  * - `turn_unknown`: `resume(turn)` for a turn the journal does not hold.
  * - `turn_leased`: another process drives the turn now (its lease is live): try again after it ends.
@@ -11,7 +14,8 @@ import type { ToolResult } from '../types/toolResult.js';
  * - `token_wrong_turn`, `token_unknown_call`: a valid token, for another turn, or a call this turn lacks.
  * - `token_expired`: past its `expiresAt`.
  * - `token_used`: its approval was answered already (or replaced by a newer one).
- * - `turn_suspended`: a formatter was given the results of a turn with suspended calls: resume it first.
+ * - `turn_suspended`: a formatter was given the results of a turn with suspended calls (the others
+ *   had run): resume it first, or use the loop helpers, which resolve with a continuation instead.
  * - `journal_failed`: the store failed; the turn is not durable past this point.
  * - `lease_lost`: another process took the turn over while this one ran it (this process stalled past
  *   its lease — a pause, a slow disk — or could not renew it before it expired). The run stopped at

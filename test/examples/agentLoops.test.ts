@@ -177,6 +177,10 @@ const LOOPS: Record<string, Loop> = {
   'ai-sdk': { script: 'examples/agents/ai-sdk.ts', ...CHAT_WIRE },
 };
 
+// The durable loop with approvals (examples/agents/approvals.ts): the write suspends, the terminal's
+// answer (--yes) re-enters the loop with the continuation, and the requests are the same.
+LOOPS['anthropic-approvals'] = { ...LOOPS['anthropic']!, script: 'examples/agents/approvals.ts' };
+
 let server: ReplayServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -199,10 +203,11 @@ describe('the agent loops, against a server that replays a recorded conversation
         [1, 2, 3].map(() => ['POST', loop.path, expect.stringContaining('test-key')]),
       );
       expect(stdout).toContain('[3] Done: notes/summary.md lists the 4 TODOs.');
+      if (name === 'anthropic-approvals') expect(stdout).toMatch(/\? approve write_file \{"path":"[^"]*notes\/summary\.md".*\} \(it writes to the workspace\)\? → allowed once\n[^]*done after 3 step\(s\)/);
 
       const bodies = requests.map((r) => r.body as Json);
       const first = loop.first(bodies[0]!);
-      if (name === 'anthropic') expect(first).toEqual({ system: INSTRUCTIONS, messages: [{ role: 'user', content: PROMPT }] });
+      if (name === 'anthropic' || name === 'anthropic-approvals') expect(first).toEqual({ system: INSTRUCTIONS, messages: [{ role: 'user', content: PROMPT }] });
       else if (name === 'openai-responses') expect(first).toEqual({ instructions: INSTRUCTIONS, input: [{ role: 'user', content: PROMPT }] });
       else expect(first).toEqual([{ role: 'system', content: INSTRUCTIONS }, { role: 'user', content: PROMPT }]);
 

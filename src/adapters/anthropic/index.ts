@@ -1,7 +1,9 @@
 /**
  * The Anthropic Messages adapter (`toolstream/anthropic`): a model's streamed tool calls into the
  * pipeline, its results back into the next user message, and the pipeline's tools into the request;
- * `runAnthropicTurn` does one turn of an agent loop (the calls, the assistant message, the results).
+ * `runAnthropicTurn` does one turn of an agent loop (the calls, the assistant message, the results),
+ * `runAnthropicLoop` the whole loop — durable with a `turn`: a call waiting for approval stops it with
+ * a continuation, which `runAnthropicLoop` (or `continueAnthropicTurn`) takes back with the answers.
  * Uses only types from `@anthropic-ai/sdk`: the SDK is not needed at run time.
  *
  * @example

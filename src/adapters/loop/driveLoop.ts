@@ -3,7 +3,14 @@ import type { ToolResult } from '../../types/toolResult.js';
 import type { Continuation, ContinuationOptions, DurableTurnFields } from './outcome.js';
 import type { StopCondition } from './stopConditions.js';
 
-/** `maxSteps` unless set. */
+/**
+ * `maxSteps` unless set: a loop makes at most 20 model responses.
+ *
+ * @example
+ * ```ts
+ * const loop = await runAnthropicLoop(pipeline, { messages, request, maxSteps: DEFAULT_MAX_STEPS * 2 });
+ * ```
+ */
 export const DEFAULT_MAX_STEPS = 20;
 
 /**
@@ -91,7 +98,18 @@ export interface LoopResult<Message, Turn extends LoopTurn> {
   readonly continuation: Continuation | undefined;
 }
 
-/** How a provider runs a step and continues one, for {@link driveLoop}. */
+/**
+ * How a provider runs a step and continues one, for {@link driveLoop}.
+ *
+ * @example
+ * ```ts
+ * const steps: LoopSteps<MessageParam, AnthropicTurn> = {
+ *   run: async (messages, step, turn) => runAnthropicTurn(pipeline, await request(messages), { step, ...(turn === undefined ? {} : { turn }) }),
+ *   resume: (continuation, answers) => continueAnthropicTurn(pipeline, continuation, { answers }),
+ *   messagesOf: (turn) => turn.messages,
+ * };
+ * ```
+ */
 export interface LoopSteps<Message, Turn extends LoopTurn> {
   /** Requests the next response with `messages` and runs it as step `step` (under `turn` when durable). */
   readonly run: (messages: readonly Message[], step: number, turn: string | undefined) => Promise<Turn>;

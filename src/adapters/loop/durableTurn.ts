@@ -48,7 +48,14 @@ export async function settleRun(pipeline: Pipeline, turn: string | undefined, ru
   return { kind: 'suspended', results, pending: await pipeline.pendingApprovals(turn) };
 }
 
-/** What a provider says of its turn, to make the durable fields of it. */
+/**
+ * What a provider says of its turn, to make the durable fields of it (see {@link durableFields}).
+ *
+ * @example
+ * ```ts
+ * const facts: TurnFacts = { provider: 'ai-sdk', turn: 'conv-1/2', step: 2, state: { messages }, done: false };
+ * ```
+ */
 export interface TurnFacts extends ContinuationOptions {
   readonly provider: LoopProvider;
   /** The durable turn; `undefined` for a plain run (it never suspends). */

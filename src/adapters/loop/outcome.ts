@@ -1,7 +1,14 @@
 import type { JsonValue } from '../../types/json.js';
 import type { PendingApproval } from '../../types/pendingApproval.js';
 
-/** The loops that make continuations; a continuation goes on only with the loop that made it. */
+/**
+ * The loops that make continuations; a continuation goes on only with the loop that made it.
+ *
+ * @example
+ * ```ts
+ * const provider: LoopProvider = continuation.provider; // 'anthropic' | 'openai-chat' | 'openai-responses' | 'ai-sdk'
+ * ```
+ */
 export type LoopProvider = 'anthropic' | 'openai-chat' | 'openai-responses' | 'ai-sdk';
 
 /**

@@ -1,11 +1,14 @@
 /**
  * `toolstream/openai` — OpenAI adapters: model streams in, tool results out, tools offered.
  *
- * Chat Completions: {@link runOpenAIChatTurn} (one turn of an agent loop), {@link fromOpenAIChatStream},
+ * Chat Completions: {@link runOpenAIChatTurn} (one turn of an agent loop), {@link runOpenAIChatLoop}
+ * (the loop), {@link continueOpenAIChatTurn}, {@link fromOpenAIChatStream},
  * {@link toOpenAIChatToolMessages}, {@link toOpenAIChatTools}. Responses API:
- * {@link runOpenAIResponsesTurn}, {@link fromOpenAIResponsesStream}, {@link toOpenAIResponsesInput},
- * {@link toOpenAIResponsesTools}, and {@link openAICustomTools} for tools the model calls with
- * free-form text.
+ * {@link runOpenAIResponsesTurn}, {@link runOpenAIResponsesLoop}, {@link continueOpenAIResponsesTurn},
+ * {@link fromOpenAIResponsesStream}, {@link toOpenAIResponsesInput}, {@link toOpenAIResponsesTools},
+ * and {@link openAICustomTools} for tools the model calls with free-form text. With a `turn` on a
+ * journaled pipeline the turns and loops are durable: a call waiting for approval stops them with a
+ * signed continuation, which the `continue…` functions (or the loops) take back with the answers.
  *
  * Only the `openai` SDK's types are used (no runtime import): the SDK is an optional peer dependency,
  * and any source of the same chunk or event shapes works.
