@@ -12,7 +12,7 @@
 // The provider package's variables reach the API or any compatible server (OPENAI_API_KEY,
 // OPENAI_BASE_URL, OPENAI_MODEL). This example approves every write (`yes: true`, said out loud): a real
 // server brings its own approver (an async function: it can send the question to the page and wait for
-// the answer, within approvalTimeoutMs), or suspends (examples/web-approvals.ts).
+// the answer, within approvalTimeoutMs), or suspends: a durable loop whose approvals are useChat's own (examples/agents/ai-sdk-approvals.ts).
 import { openai } from '@ai-sdk/openai';
 import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, streamText, type LanguageModel, type UIMessage } from 'ai';
 import { createPipeline } from '../../src/index.js';

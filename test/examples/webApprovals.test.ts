@@ -1,36 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startExample, stopExample } from './exampleServer.js';
 
-const tsx = createRequire(import.meta.url).resolve('tsx/cli');
 const dir = mkdtempSync(join(tmpdir(), 'web-approvals-'));
 const env = { ...process.env, JOURNAL: join(dir, 'turns.db'), WORKSPACE: join(dir, 'workspace'), APPROVAL_SECRET: randomBytes(32).toString('hex'), PORT: '0' };
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const children = new Set<ChildProcess>();
+afterAll(() => children.forEach((child) => child.kill('SIGKILL')));
 /** Starts examples/web-approvals.ts; resolves once it listens, with its URL and what it printed. */
-function start(): Promise<{ readonly url: string; readonly child: ChildProcess; readonly output: string[] }> {
-  const child = spawn(process.execPath, [tsx, 'examples/web-approvals.ts'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output.join('')}`)), 30_000);
-    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output.push(chunk.toString());
-      const url = /listening on (http:\/\/\S+)/.exec(output.join(''))?.[1];
-      if (url !== undefined) {
-        clearTimeout(timer);
-        resolve({ url, child, output });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the server exited (${code}):\n${output.join('')}`)));
-  });
-}
-
-const stop = (child: ChildProcess) => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM')));
+const start = () => startExample('examples/web-approvals.ts', env, children, 30_000);
+const stop = stopExample;
 const post = async (url: string, body?: unknown) => {
   const response = await fetch(url, { method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };

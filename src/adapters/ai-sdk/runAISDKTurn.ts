@@ -1,50 +1,9 @@
-import type { AssistantModelMessage, ModelMessage, ToolModelMessage } from 'ai';
-import type { Pipeline, RunOptions } from '../../types/pipeline.js';
-import type { ToolResult } from '../../types/toolResult.js';
-import { fromAISDKStream, type AISDKStreamPart } from './fromAISDKStream.js';
-import { toAISDKToolMessage } from './toAISDKToolMessage.js';
-
-/**
- * What {@link runAISDKTurn} reads of a `streamText` result: its `fullStream`, and the SDK's own
- * assembly of the same step (`response`, `text`). `streamText(...)` returns one.
- *
- * @example
- * ```ts
- * const step: AISDKStep = streamText({ model, tools: toAISDKTools(pipeline), messages });
- * ```
- */
-export interface AISDKStep {
-  readonly fullStream: AsyncIterable<AISDKStreamPart> | ReadableStream<AISDKStreamPart>;
-  readonly response: PromiseLike<{ readonly messages: readonly ModelMessage[] }>;
-  readonly text: PromiseLike<string>;
-}
-
-/**
- * One model step, run: its tool calls' results and the messages that carry it into the next
- * `streamText` call. What {@link runAISDKTurn} resolves to.
- *
- * @example
- * ```ts
- * const turn: AISDKTurn = await runAISDKTurn(pipeline, streamText({ model, tools, messages }));
- * messages.push(...turn.messages);
- * ```
- */
-export interface AISDKTurn {
-  /** One result per tool call, in the model's order. Empty when the model called no tool. */
-  readonly results: readonly ToolResult[];
-  /** The tool message answering the calls (see `toAISDKToolMessage`); `undefined` when there is none to answer. */
-  readonly toolMessage: ToolModelMessage | undefined;
-  /**
-   * What to append to `messages`: the step's assistant message, as the SDK assembled it
-   * (`response.messages`, without the SDK's own error results for calls it found invalid: the
-   * pipeline answers those; each tool call once), then `toolMessage` when there is one.
-   */
-  readonly messages: ModelMessage[];
-  /** The text the model wrote in this step. */
-  readonly text: string;
-  /** Whether the model is done: no call to answer. Stop the loop here. */
-  readonly done: boolean;
-}
+import type { AssistantModelMessage, ModelMessage } from 'ai';
+import type { Pipeline } from '../../types/pipeline.js';
+import { settleRun } from '../loop/index.js';
+import type { AISDKStep, AISDKTurn, AISDKTurnOptions } from './aisdkTurn.js';
+import { aisdkTurnOf } from './aisdkTurnOf.js';
+import { fromAISDKStream } from './fromAISDKStream.js';
 
 /**
  * Runs one `streamText` step through the pipeline and assembles what the next call needs: each call
@@ -52,20 +11,28 @@ export interface AISDKTurn {
  * streaming — the SDK itself would wait for the step to end — and the assistant message is the SDK's
  * own assembly of the same step (`result.response`). Give `streamText` the tools without `execute`
  * (`toAISDKTools(pipeline)`), so the SDK never runs them, and the default `stopWhen` (one step): the
- * loop is yours. An agent loop is then: `streamText`, `runAISDKTurn`, push `turn.messages`, stop when
- * `turn.done`.
+ * loop is yours — {@link runAISDKLoop}, or `streamText`, `runAISDKTurn`, push `turn.messages`, until
+ * `turn.outcome` is not `'next'`.
  *
  * Every call in the assistant message gets exactly one `tool-result` part, in order; a call the stream
  * cut off is in neither (the SDK records only complete calls). A call the provider sent twice in the
  * step (a Responses item replayed: the SDK reports it twice, under one id) runs once, and the assistant
  * message holds it once — a provider rejects a history with a call id twice.
  *
+ * On a journaled pipeline with `{ turn }`, a call whose approval is suspended (`suspendApprovals()`)
+ * does not fail the step: the turn resolves `'suspended'`, with the results so far, the pending
+ * approvals, and the assistant message carrying them as `tool-approval-request` parts (the approval id
+ * is the signed token) and a `continuation`. Go on with {@link continueAISDKTurn} once the answers are
+ * in the history, in any process sharing the journal and the secret. A turn another process drives
+ * resolves `'turn_leased'` or `'lease_lost'`; send nothing to the model then.
+ *
  * @param pipeline The pipeline that runs the calls (one per process; each turn is a `run()` of it).
  * @param step What `streamText(...)` returned; its `fullStream` is read here (read no other branch).
- * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result.
- * @returns The turn, once every call has its result and the step has ended.
+ * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a
+ *   result; `turn` makes the step a durable turn (one id per step: a turn is one model response).
+ * @returns The turn, once every call has its result (or is suspended) and the step has ended.
  * @throws {SourceError} (as a rejection) when the stream fails midway (an `error` part), with the
- *   results so far.
+ *   results so far. {@link DurableTurnError} `turn_exists` when the journal holds the turn already.
  *
  * @example
  * ```ts
@@ -82,19 +49,24 @@ export interface AISDKTurn {
  * }
  * ```
  */
-export async function runAISDKTurn(pipeline: Pipeline, step: AISDKStep, options?: RunOptions): Promise<AISDKTurn> {
-  const results = await pipeline.run(fromAISDKStream(step.fullStream), options);
-  const response = await step.response;
-  const answer = toAISDKToolMessage(results);
-  const toolMessage = answer.content.length > 0 ? answer : undefined;
-  const assistant = eachCallOnce(response.messages.filter((message): message is AssistantModelMessage => message.role === 'assistant'));
-  return {
-    results,
-    toolMessage,
-    messages: toolMessage === undefined ? assistant : [...assistant, toolMessage],
-    text: await step.text,
-    done: toolMessage === undefined,
-  };
+export async function runAISDKTurn(pipeline: Pipeline, step: AISDKStep, options: AISDKTurnOptions = {}): Promise<AISDKTurn> {
+  const { step: stepNumber = 1, secret, ...run } = options;
+  const settled = await settleRun(pipeline, options.turn, pipeline.run(fromAISDKStream(step.fullStream), run));
+  // Refused before it ran, the step is not read (the lease holder answers it); lost midway, its calls
+  // are in the history all the same, and the turn's new driver answers them.
+  const known = settled.kind !== 'turn_leased';
+  return aisdkTurnOf(pipeline, settled, {
+    assistant: known ? assistantOf((await step.response).messages) : [],
+    text: known ? await step.text : '',
+    turn: options.turn,
+    step: stepNumber,
+    ...(secret === undefined ? {} : { secret }),
+  });
+}
+
+/** The step's assistant messages, as the SDK assembled them, each tool call once. */
+function assistantOf(messages: readonly ModelMessage[]): AssistantModelMessage[] {
+  return eachCallOnce(messages.filter((message): message is AssistantModelMessage => message.role === 'assistant'));
 }
 
 /**

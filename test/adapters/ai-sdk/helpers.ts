@@ -18,6 +18,26 @@ export const finish = (unified: 'stop' | 'length' | 'tool-calls' | 'error' | 'co
   usage,
 });
 
+/** A model that answers its n-th call with the n-th list of parts, and records the prompts it got. */
+export function conversation(steps: readonly (readonly ModelPart[])[]) {
+  const prompts: unknown[] = [];
+  const model = new MockLanguageModelV3({
+    doStream: async ({ prompt }) => {
+      prompts.push(prompt);
+      const parts = steps[prompts.length - 1] ?? [];
+      return {
+        stream: new ReadableStream<ModelPart>({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      };
+    },
+  });
+  return { model, prompts };
+}
+
 /** A model call that returns these parts, then closes (or errors with `fail`). */
 export function modelOf(parts: readonly ModelPart[]): MockLanguageModelV3 {
   return new MockLanguageModelV3({

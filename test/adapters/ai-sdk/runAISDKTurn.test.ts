@@ -1,30 +1,9 @@
 import { streamText, type ModelMessage } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runAISDKTurn, toAISDKToolOutputChunks, toAISDKTools } from '../../../src/adapters/ai-sdk/index.js';
 import { createPipeline, defineTool, denyTools, IncompleteArguments, toolSchemas } from '../../../src/index.js';
-import { finish, recordingTools, type ModelPart } from './helpers.js';
-
-/** A model that answers its n-th call with the n-th list of parts, and records the prompts it got. */
-function conversation(steps: readonly (readonly ModelPart[])[]) {
-  const prompts: unknown[] = [];
-  const model = new MockLanguageModelV3({
-    doStream: async ({ prompt }) => {
-      prompts.push(prompt);
-      const parts = steps[prompts.length - 1] ?? [];
-      return {
-        stream: new ReadableStream<ModelPart>({
-          start(controller) {
-            for (const part of parts) controller.enqueue(part);
-            controller.close();
-          },
-        }),
-      };
-    },
-  });
-  return { model, prompts };
-}
+import { conversation, finish, recordingTools, type ModelPart } from './helpers.js';
 
 const say = (id: string, words: string): ModelPart[] => [
   { type: 'text-start', id },
