@@ -5,23 +5,13 @@
  * Redis. Bounds are generous ceilings (a loaded machine), far below "forever".
  */
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createToolWorker, remoteTools } from '../../src/bullmq/index.js';
 import { ConfigError } from '../../src/index.js';
+import { closedPort } from './support/closedPort.js';
 import { echo } from './support/contracts.js';
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-export async function closedPort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? done(address.port) : fail(new Error('no port'))));
-    });
-  });
-}
 
 /** The ceiling for "within seconds" and "exits by itself": the connect timeout is 5 s; process start-up under load takes more. */
 const CEILING_MS = 60_000;
