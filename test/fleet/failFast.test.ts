@@ -7,11 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { RemoteToolError, type RemoteTools } from '../../src/bullmq/index.js';
-import { createPipeline, type ToolResult } from '../../src/index.js';
+import { createToolWorker, RemoteToolError, type RemoteTools } from '../../src/bullmq/index.js';
+import { createPipeline, implementTool, type ToolResult } from '../../src/index.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
-import { sleep } from './support/contracts.js';
-import { until, useFleet, useQueueView, WITH_REDIS } from './support/fleet.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
+import { echo, sleep } from './support/contracts.js';
+import { SECRET, until, useFleet, useQueueView, WITH_REDIS } from './support/fleet.js';
 
 requireRedis();
 
@@ -106,5 +107,27 @@ describe.skipIf(!redisAvailable())(`no worker, busy workers, dead workers (${WIT
 
     const [result] = await createPipeline({ tools: remote.tools }).run([{ id: 'orphan', name: 'sleep', args: { ms: 1 } }]);
     expect(causeOf(result!)).toMatchObject({ code: 'no_worker', queue });
+  });
+
+  it('a worker is ready only once connected, and only then do agents see it', async () => {
+    const queue = `q-late-${randomUUID()}`;
+    const proxy = await startTcpProxy(suite.redis.url);
+    proxy.blackhole(); // Redis out of reach: connections are accepted, nothing is answered
+    const worker = createToolWorker({ connection: { url: proxy.url }, queue, prefix: suite.fleet.prefix, secret: SECRET, tools: [implementTool(echo, ({ text }) => text)], connectTimeoutMs: 120_000 });
+    try {
+      let ready = false;
+      const readied = worker.ready().then(() => (ready = true));
+      const remote = suite.remote([echo], { queue });
+      // Long enough for a worker that calls itself ready unconnected to have done so (it would, at once).
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(ready).toBe(false);
+      expect(await remote.workers()).toEqual({ [queue]: 0 });
+      proxy.restore();
+      await readied;
+      expect(await remote.workers()).toEqual({ [queue]: 1 }); // its heartbeat is there by the time it is ready
+    } finally {
+      await worker.close();
+      await proxy.close();
+    }
   });
 });
