@@ -9,8 +9,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { createPipeline, defineTool, type ToolCall } from '../src/index.js';
-import { RemoteToolError, remoteTools, setFleetLimits } from '../src/bullmq/index.js';
+import { createPipeline, defineTool, type ToolCall } from 'toolstream';
+import { RemoteToolError, remoteTools, setFleetLimits } from 'toolstream/bullmq';
 import { redisConnection, renderPage, type Rendered } from './fleet/contracts.js';
 
 const secret = randomBytes(32).toString('hex'); // shared with the workers: they run only jobs signed with it

@@ -2,8 +2,8 @@
 //
 //   export FLEET_SECRET=$(openssl rand -hex 32)     # the agents' secret: the same on both sides
 //   REDIS_URL=redis://127.0.0.1:6379 npx tsx examples/fleet/worker.ts
-import { implementTool } from '../../src/index.js';
-import { createToolWorker } from '../../src/bullmq/index.js';
+import { implementTool } from 'toolstream';
+import { createToolWorker } from 'toolstream/bullmq';
 import { redisConnection, renderPage, type Rendered } from './contracts.js';
 
 const secret = process.env['FLEET_SECRET'];

@@ -297,7 +297,7 @@ class AgentFleet {
       const watchers = [...this.#watchers.values()];
       this.#watchers.clear();
       this.#commands = this.#subscriber = undefined; // the next call opens new ones, and tries again
-      await Promise.allSettled(watchers.map((watcher) => watcher.close()));
+      void Promise.allSettled(watchers.map((watcher) => watcher.close())); // their connections are ended: BullMQ's loops stop
       throw error;
     }
   }

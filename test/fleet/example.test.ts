@@ -1,16 +1,15 @@
 /**
  * `npm run example:fleet` (issue 27): without Redis it says what to start and exits non-zero within
  * seconds, leaving no process behind; its workers say "ready" only once connected, and refuse to start
- * without a secret, saying how to make one; with Redis it works. Real child processes; every process
- * the example starts carries a marker in its environment, so the test finds any left behind.
+ * without a secret, saying how to make one (with Redis it is test/examples/fleet.test.ts). Real child
+ * processes; every process the example starts carries a marker in its environment, so the test finds
+ * any left behind.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisAvailable, startRedis, type TestRedis } from '../support/redis.js';
-import { WITH_REDIS } from './support/fleet.js';
+import { describe, expect, it } from 'vitest';
 import { closedPort } from './support/closedPort.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -77,22 +76,5 @@ describe('the fleet example without Redis, and its worker', () => {
     const result = await run('examples/fleet/worker.ts', { FLEET_SECRET: undefined });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('openssl rand -hex 32');
-  });
-});
-
-describe.skipIf(!redisAvailable())(`the fleet example with Redis (${WITH_REDIS})`, () => {
-  let redis: TestRedis;
-  beforeAll(async () => {
-    redis = await startRedis({ own: true }); // its queue and prefix are the example's own: a Redis of its own
-  }, CEILING_MS);
-  afterAll(async () => {
-    await redis?.stop();
-  });
-
-  it('renders 8 pages on 2 workers, at most 2 at once, exits 0 and leaves no process behind', async () => {
-    const result = await run('examples/fleet.ts', { REDIS_URL: redis.url });
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/8 pages rendered on 2 worker\(s\); at most [12] at once \(fleet limit 2\)/);
-    expect(result.leftBehind).toEqual([]);
   });
 });
