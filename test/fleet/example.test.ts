@@ -32,7 +32,15 @@ async function run(file: string, env: Readonly<Record<string, string | undefined
   return new Promise((done) => {
     execFile(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, env: { ...process.env, ...env, FLEET_EXAMPLE_TEST: marker }, timeout: CEILING_MS }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      done({ code, stdout, stderr, ms: performance.now() - startedAt, leftBehind: processesWith(`FLEET_EXAMPLE_TEST=${marker}`) });
+      const leftBehind = processesWith(`FLEET_EXAMPLE_TEST=${marker}`);
+      for (const pid of leftBehind) {
+        try {
+          process.kill(pid, 'SIGKILL'); // reported, and not left running after a failed test
+        } catch {
+          // it ended meanwhile
+        }
+      }
+      done({ code, stdout, stderr, ms: performance.now() - startedAt, leftBehind });
     });
   });
 }
