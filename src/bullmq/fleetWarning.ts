@@ -5,6 +5,14 @@
  * - `'no_worker'`: no worker of `queue` sent a heartbeat (none started yet, another prefix or Redis, a
  *   queue name misspelt on one side);
  * - `'redis_unreachable'`: the Redis at `address` could not be reached within `connectTimeoutMs`.
+ *
+ * @example
+ * ```ts
+ * const fleet = remoteTools([renderPage], {
+ *   connection, queue: 'browsers', secret,
+ *   onWarning: (warning) => log.warn(warning.code === 'no_worker' ? `no worker on ${warning.queue}` : `Redis down at ${warning.address}`),
+ * });
+ * ```
  */
 export type FleetWarning =
   | { readonly code: 'no_worker'; readonly queue: string; readonly message: string }

@@ -40,7 +40,16 @@ export type RemoteToolErrorCode =
   | 'no_worker'
   | 'redis_unreachable';
 
-/** Where a {@link RemoteToolError} happened, when its code says: the queue of `no_worker`, the Redis of `redis_unreachable`. */
+/**
+ * Where a {@link RemoteToolError} happened, when its code says: the queue of `no_worker`, the Redis of
+ * `redis_unreachable`.
+ *
+ * @example
+ * ```ts
+ * const place: RemoteToolErrorPlace = { queue: 'browsers' };
+ * throw new RemoteToolError('no_worker', 'No worker serves queue "browsers"', jobId, place);
+ * ```
+ */
 export interface RemoteToolErrorPlace {
   /** The queue no worker serves (`no_worker`). */
   readonly queue?: string;
