@@ -144,7 +144,7 @@ const CLOSE_MS = 2000;
  *    the address, with nothing added. At start-up, each queue is checked once and what is wrong goes
  *    to `onWarning`.
  *
- * Connections open on the first call of each queue. A contract's arguments travel as JSON: keep schemas
+ * A queue's connections open on its first call; one opens at once, for the start-up check. A contract's arguments travel as JSON: keep schemas
  * whose output is plain JSON the worker's schema accepts (no transforms into dates or classes).
  *
  * @throws {ConfigError} (`where: 'remoteTools'`) for a malformed option or contract.
@@ -185,7 +185,7 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     seen.add(contract.name);
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
-  const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, secret, { reconcileMs, keepJobsMs, jobExpiryMs, noWorkerMs });
+  const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs, noWorkerMs);
   const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
   const served = [...new Set(queues)];
   if (served.length > 0) void fleet.checkAtStart(served, onWarning);
@@ -203,7 +203,10 @@ class AgentFleet {
     private readonly connections: FleetConnections,
     private readonly prefix: string,
     private readonly secret: Buffer,
-    private readonly timing: { readonly reconcileMs: number; readonly keepJobsMs: number; readonly jobExpiryMs: number; readonly noWorkerMs: number },
+    private readonly reconcileMs: number,
+    private readonly keepJobsMs: number,
+    private readonly jobExpiryMs: number,
+    private readonly noWorkerMs: number,
   ) {}
 
   async dispatch(contract: ToolContract, queue: string, args: unknown, ctx: ToolContext): Promise<unknown> {
@@ -230,14 +233,14 @@ class AgentFleet {
       key: ctx.idempotencyKey,
       attempt,
       deadline,
-      expiresAt: deadline ?? now + this.timing.jobExpiryMs,
-      keepMs: this.timing.keepJobsMs,
+      expiresAt: deadline ?? now + this.jobExpiryMs,
+      keepMs: this.keepJobsMs,
     };
     const data = signPayload(this.secret, unsigned, { jobId, prefix: this.prefix, queue });
     const signer = new OutcomeSigner(this.secret, { jobId, callId: ctx.callId, argsHash: argsHash(args) });
     const watch = watcher.watch(jobId);
     const progress = (watch.progress = new ProgressRelay(this.#commands!, watcher.keys.progress(jobId), signer, (value) => ctx.progress(value)));
-    const keep = { age: Math.ceil(this.timing.keepJobsMs / 1000) };
+    const keep = { age: Math.ceil(this.keepJobsMs / 1000) };
     const added = watcher.queue.add(contract.name, data, { jobId, attempts: 1, removeOnComplete: keep, removeOnFail: keep });
     const { signal } = ctx;
     // Aborted because this process lost the durable turn to another: the job is the new owner's (it
@@ -283,7 +286,7 @@ class AgentFleet {
     if (watcher !== undefined) return watcher;
     this.#commands ??= this.#openCommands();
     this.#subscriber ??= this.#openSubscriber();
-    watcher = new QueueWatcher(queue, this.connections, this.prefix, this.#commands, this.timing.reconcileMs, this.timing.noWorkerMs);
+    watcher = new QueueWatcher(queue, this.connections, this.prefix, this.#commands, this.reconcileMs, this.noWorkerMs);
     this.#watchers.set(queue, watcher);
     void this.#subscriber.subscribe(watcher.keys.itemsChannel).catch(() => undefined);
     return watcher;
@@ -331,7 +334,8 @@ class AgentFleet {
       if (counts[queue] !== 0 || this.#closed !== undefined) continue;
       const message =
         `remoteTools: no worker serves queue "${queue}" (prefix "${this.prefix}") on Redis ${this.connections.address}: none sends a heartbeat. ` +
-        `Its calls fail (no_worker) after waiting ${this.timing.noWorkerMs} ms (noWorkerMs) unless one starts: createToolWorker({ queue: '${queue}', prefix: '${this.prefix}', connection, secret, tools }).`;
+        `${this.noWorkerMs === Infinity ? 'Its calls wait for one (noWorkerMs: Infinity)' : `Its calls fail (no_worker) after waiting ${this.noWorkerMs} ms (noWorkerMs) unless one starts`}: ` +
+        `createToolWorker({ queue: '${queue}', prefix: '${this.prefix}', connection, secret, tools }).`;
       warn({ code: 'no_worker', queue, message });
     }
   }
