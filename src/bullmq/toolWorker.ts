@@ -9,6 +9,8 @@ import { checkStalls, FleetWorker } from './fleetWorker.js';
 import { JobRunner } from './jobRunner.js';
 import { LockWatch } from './lockWatch.js';
 import { outcomeRecord } from './outcomeRecord.js';
+import { warnFleet } from './fleetWarning.js';
+import { RemoteToolError } from './remoteToolError.js';
 import { heartbeatMs, WorkerHeartbeat } from './workerHeartbeat.js';
 
 /** Options of {@link createToolWorker}. */
@@ -106,7 +108,9 @@ const CLOSE_AFTER_BODIES_MS = 2000;
  *    second, refreshed every third of it, deleted at `close()`), busy or idle: agents tell by it a queue
  *    no worker serves (their calls fail fast, `no_worker`) from one whose workers are all busy.
  * 8. A Redis it cannot reach within `connectTimeoutMs` closes it: `ready()` rejects with
- *    `redis_unreachable`, naming the address, and nothing is left retrying.
+ *    `redis_unreachable`, naming the address (a process warning says so when `ready()` was not
+ *    called), and nothing is left retrying — await `ready()` and exit non-zero, so a supervisor
+ *    restarts the worker until Redis is up.
  *
  * @throws {ConfigError} (`where: 'createToolWorker'`) for a malformed option.
  *
@@ -197,7 +201,14 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
     stopStallChecks = checkStalls(worker, bullmq, lockMs, stalledInterval);
     void worker.run().catch(() => undefined);
   });
-  started.catch(() => void close());
+  let readyAsked = false;
+  started.catch((error: unknown) => {
+    void close();
+    // No one asked ready(), so no one hears why it closed: say it, as a process warning (Node prints it).
+    if (!readyAsked && error instanceof RemoteToolError && error.address !== undefined) {
+      warnFleet({ code: 'redis_unreachable', address: error.address, message: `createToolWorker (queue "${queue}"): ${error.message} The worker has closed.` });
+    }
+  });
 
   const close = () =>
     (closed ??= (async () => {
@@ -212,6 +223,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
     })());
   return Object.freeze({
     ready: async () => {
+      readyAsked = true;
       await started;
       await worker.waitUntilReady();
     },

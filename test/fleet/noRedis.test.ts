@@ -34,6 +34,7 @@ describe('no Redis: a clear error naming the address, within seconds, and nothin
     }
     console.log(`no Redis: ${['worker.ready', 'call', 'setFleetLimits'].map((what) => `${what} failed after ${byWhat.get(what)!.ms!.toFixed(0)} ms`).join(', ')} (connectTimeoutMs 5000)`);
     expect(byWhat.get('warnings')!.value).toEqual([expect.objectContaining({ code: 'redis_unreachable', address: `redis://127.0.0.1:${port}` })]);
+    expect(byWhat.get('processWarnings')!.value).toEqual([expect.stringMatching(new RegExp(`^ToolstreamFleetWarning: createToolWorker \\(queue "unasked"\\): Redis at redis://127.0.0.1:${port} is unreachable`))]);
     expect(byWhat.has('closed')).toBe(true);
   });
 

@@ -21,7 +21,11 @@ const timed = async (what: string, run: () => Promise<unknown>) => {
 };
 
 const warnings: FleetWarning[] = [];
+const processWarnings: string[] = [];
+process.on('warning', (warning) => void processWarnings.push(`${warning.name}: ${warning.message}`));
 const worker = createToolWorker({ connection, queue: 'q', secret, tools: [implementTool(echo, ({ text }) => text)] });
+// Never asked whether it is ready: it closes all the same, and a process warning says why.
+const unasked = createToolWorker({ connection, queue: 'unasked', secret, tools: [] });
 const remote = remoteTools([echo], { connection, queue: 'q', secret, onWarning: (warning) => void warnings.push(warning) });
 await Promise.all([
   timed('worker.ready', () => worker.ready()),
@@ -35,5 +39,7 @@ await Promise.all([
 ]);
 await remote.close();
 await worker.close();
+await unasked.close();
 print({ what: 'warnings', value: warnings });
+print({ what: 'processWarnings', value: processWarnings });
 print({ what: 'closed' });
