@@ -4,21 +4,43 @@
 //
 //   redis-server --port 6379 --save '' &       # or set REDIS_URL to a Redis you have
 //   npm run example:fleet
-import { fork } from 'node:child_process';
+//
+// Without a Redis it says what to start and exits 1 within seconds, leaving no worker behind.
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { createPipeline, defineTool, type ToolCall } from '../src/index.js';
-import { remoteTools, setFleetLimits } from '../src/bullmq/index.js';
+import { createPipeline, defineTool, type ToolCall } from 'toolstream';
+import { RemoteToolError, remoteTools, setFleetLimits } from 'toolstream/bullmq';
 import { redisConnection, renderPage, type Rendered } from './fleet/contracts.js';
 
 const secret = randomBytes(32).toString('hex'); // shared with the workers: they run only jobs signed with it
 const connection = redisConnection();
+try {
+  await setFleetLimits({ connection, queue: 'browsers', concurrency: 2 }); // at most 2 browsers in the fleet
+} catch (error) {
+  if (!(error instanceof RemoteToolError) || error.code !== 'redis_unreachable') throw error;
+  console.error(`${error.message}\nThis example needs a Redis: start one (redis-server --port 6379 --save '') or set REDIS_URL to yours.`);
+  process.exit(1);
+}
+
 const workers = [0, 1].map(() =>
   fork(new URL('fleet/worker.ts', import.meta.url), { execArgv: ['--import', 'tsx'], env: { ...process.env, FLEET_SECRET: secret } }),
 );
-await Promise.all(workers.map((worker) => new Promise((ready) => worker.once('message', ready))));
+/** Resolves once the worker says it is ready (connected); rejects when it exits first. */
+const ready = (worker: ChildProcess) =>
+  new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('exit', (code) => reject(new Error(`worker ${worker.pid} exited (${code}) before it was ready`)));
+  });
+try {
+  await Promise.all(workers.map(ready));
+} catch (error) {
+  console.error(`${(error as Error).message}: see its message above.`);
+  for (const worker of workers) worker.kill('SIGTERM');
+  await setFleetLimits({ connection, queue: 'browsers', concurrency: null }).catch(() => undefined);
+  process.exit(1);
+}
 
-await setFleetLimits({ connection, queue: 'browsers', concurrency: 2 }); // at most 2 browsers in the fleet
 const fleet = remoteTools([renderPage], { connection, queue: 'browsers', secret });
 const wordCount = defineTool({
   name: 'word_count',

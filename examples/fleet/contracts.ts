@@ -1,7 +1,7 @@
 // The tools of the fleet example, as contracts: imported by the agent (examples/fleet.ts) and by the
 // workers (examples/fleet/worker.ts), so both validate with one schema and agree on the facts.
 import { z } from 'zod';
-import { toolContract } from '../../src/index.js';
+import { toolContract } from 'toolstream';
 
 /** A stand-in for a headless browser: at most 2 may run in the whole fleet (the queue's limit). */
 export const renderPage = toolContract({

@@ -52,6 +52,24 @@ export class FleetKeys {
   }
 
   /**
+   * The ids of the queue's workers that sent a heartbeat lately (a set, expiring with the last of them):
+   * the index of their heartbeat keys, so an agent reads them without `SCAN` or `CLIENT LIST`.
+   */
+  get workers(): string {
+    return `${this.base}:workers`;
+  }
+
+  /** A worker's heartbeat: set with a time to live while the worker takes jobs, deleted when it closes. */
+  worker(id: string): string {
+    return this.workerPrefix + id;
+  }
+
+  /** What every heartbeat key starts with (the worker's id follows): for the agent's presence script. */
+  get workerPrefix(): string {
+    return `${this.base}:worker:`;
+  }
+
+  /**
    * A call's run record: set (if absent) by the worker that starts a non-idempotent body for attempt
    * `attempt` of the call whose idempotency key is `key`; its value is that job's id. A job that finds
    * it set does not run (the body already ran for the call). Keys have no `:` (`tsk-` base64url).

@@ -1,6 +1,7 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { isCount, isObject, isPositiveDuration } from '../util/validate.js';
 import { checkConnection, checkName, DEFAULT_PREFIX, failer } from './fleetOptions.js';
+import { boundedClose, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections } from './fleetRedis.js';
 
 /** Options of {@link setFleetLimits}. */
 export interface FleetLimitsOptions {
@@ -13,6 +14,11 @@ export interface FleetLimitsOptions {
   readonly concurrency?: number | null;
   /** At most `max` jobs of the queue start per `perMs`, over every worker; `null` removes it; unset leaves it. */
   readonly rateLimit?: { readonly max: number; readonly perMs: number } | null;
+  /**
+   * How long the connection to Redis may take: none up by then and it rejects with a `RemoteToolError`
+   * `redis_unreachable` naming the address, leaving no connection behind. @default 5000
+   */
+  readonly connectTimeoutMs?: number;
 }
 
 /**
@@ -21,6 +27,7 @@ export interface FleetLimitsOptions {
  * its agent's pool slot, until the limit lets it start — so its `timeoutMs` counts that wait too.
  *
  * @throws {ConfigError} (`where: 'setFleetLimits'`) for a malformed option.
+ * @throws {RemoteToolError} `redis_unreachable` (rejects) when Redis is not reached within `connectTimeoutMs`.
  *
  * @example
  * ```ts
@@ -34,7 +41,7 @@ export interface FleetLimitsOptions {
 export async function setFleetLimits(options: FleetLimitsOptions): Promise<void> {
   const fail = failer('setFleetLimits');
   if (!isObject(options)) fail('options', 'an object', options);
-  const { concurrency, rateLimit, prefix = DEFAULT_PREFIX } = options;
+  const { concurrency, rateLimit, prefix = DEFAULT_PREFIX, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS } = options;
   const connection = checkConnection('setFleetLimits', options.connection);
   const name = checkName('setFleetLimits', 'queue', options.queue);
   checkName('setFleetLimits', 'prefix', prefix);
@@ -44,14 +51,17 @@ export async function setFleetLimits(options: FleetLimitsOptions): Promise<void>
     if (!isCount(rateLimit.max, 1)) fail('rateLimit.max', 'an integer of at least 1', rateLimit.max);
     if (!isPositiveDuration(rateLimit.perMs)) fail('rateLimit.perMs', 'a positive number of milliseconds', rateLimit.perMs);
   }
-  const queue = new Queue(name, { connection, prefix });
+  if (!isPositiveDuration(connectTimeoutMs)) fail('connectTimeoutMs', 'a positive number of milliseconds', connectTimeoutMs);
+  const connections = new FleetConnections(connection, connectTimeoutMs);
+  const queue = new Queue(name, { connection: connections.open(), prefix });
   queue.on('error', () => undefined);
   try {
+    await connections.reachable();
     if (concurrency === null) await queue.removeGlobalConcurrency();
     else if (concurrency !== undefined) await queue.setGlobalConcurrency(concurrency);
     if (rateLimit === null) await queue.removeGlobalRateLimit();
     else if (rateLimit !== undefined) await queue.setGlobalRateLimit(rateLimit.max, rateLimit.perMs);
   } finally {
-    await queue.close();
+    await boundedClose(queue.close(), 2000, connections); // the connection is ours: BullMQ leaves a given one open
   }
 }

@@ -34,7 +34,11 @@ export function checkName(where: Where, option: string, value: unknown): string 
 export function checkSecret(where: Where, secret: unknown): Buffer {
   const bytes = typeof secret === 'string' ? Buffer.byteLength(secret) : secret instanceof Uint8Array ? secret.byteLength : -1;
   if (bytes < 32) {
-    failer(where)('secret', 'a string or Uint8Array of at least 32 bytes, the same the workers have (it signs every job; keep it secret)', secret === undefined ? undefined : '(too short)');
+    failer(where)(
+      'secret',
+      'a string or Uint8Array of at least 32 bytes, the same for the agents and the workers (it signs every job; keep it secret) — make one with `openssl rand -hex 32` and pass it to both, e.g. from an environment variable',
+      secret === undefined ? undefined : '(too short)',
+    );
   }
   return Buffer.from(secret as string | Uint8Array);
 }

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
+import { RemoteToolError } from './remoteToolError.js';
 
 /**
  * The ioredis client of every connection a fleet object opens — ours and, duplicated from them,
@@ -40,17 +41,45 @@ function track(redis: FleetRedis): FleetRedis {
 /** How long a connection may take to quit politely before it is disconnected. */
 const QUIT_MS = 1000;
 
+/** How long the first connection to Redis may take before a fleet object gives up (`connectTimeoutMs`). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+/** One try at reaching Redis: settles when a connection is ready, or rejects at its timer. */
+interface Reach {
+  readonly promise: Promise<void>;
+  readonly resolve: () => void;
+  readonly timer: NodeJS.Timeout;
+}
+
 /**
  * Every connection one fleet object (an agent's `remoteTools`, a worker) opens, from its connection
  * option: from a given ioredis instance's options (the instance itself is never used, so never closed by
  * us), or from connection options. Commands wait for Redis while it is away (`maxRetriesPerRequest:
  * null`, as BullMQ needs) rather than fail: their callers are bounded by the calls' deadlines and by
- * `close()`, which can end them all ({@link disconnectAll}).
+ * `close()`, which can end them all ({@link disconnectAll}). That holds once Redis was reached: a
+ * Redis that none of them reached within `connectTimeoutMs` of the first open is taken for a wrong
+ * address or a server not started, and {@link reachable} rejects (`redis_unreachable`, naming the
+ * address) after every connection was ended — no retry loop is left behind, and nothing queued
+ * meanwhile is ever sent. The next `open()` tries again.
  */
 export class FleetConnections {
   readonly #open = new Set<FleetRedis>();
+  /** Whether a connection of this object was ever ready. */
+  #reached = false;
+  /** Settles when one is ready, or rejects `connectTimeoutMs` after the first open of this try. */
+  #reach: Reach | undefined = undefined;
+  /** The last connection error ioredis reported (e.g. `connect ECONNREFUSED 127.0.0.1:6379`), for the message. */
+  #lastError: string | undefined = undefined;
 
-  constructor(private readonly connection: ConnectionOptions) {}
+  constructor(
+    private readonly connection: ConnectionOptions,
+    private readonly connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
+  ) {}
+
+  /** Where the connections go, for messages: see {@link redisAddress}. */
+  get address(): string {
+    return redisAddress(this.connection);
+  }
 
   /** A new connection (given to BullMQ too: the duplicates it makes of it are ours as well). */
   open(): FleetRedis {
@@ -62,6 +91,16 @@ export class FleetConnections {
     return redis;
   }
 
+  /**
+   * Resolves once a connection of this object has been ready (at once ever after); rejects with a
+   * `redis_unreachable` {@link RemoteToolError} when none was within `connectTimeoutMs` of the first
+   * `open()` — every connection is ended by then.
+   */
+  reachable(): Promise<void> {
+    if (this.#reached) return Promise.resolve();
+    return this.#startReach().promise;
+  }
+
   /** Ends every connection at once, whatever it waits for: what was sent and not answered fails. */
   disconnectAll(): void {
     for (const redis of this.#open) redis.disconnect();
@@ -71,7 +110,65 @@ export class FleetConnections {
   #adopt(redis: FleetRedis): void {
     this.#open.add(redis);
     redis.once('end', () => this.#open.delete(redis));
+    if (this.#reached) return;
+    this.#startReach();
+    redis.once('ready', () => this.#ready());
+    redis.on('error', (error: Error) => (this.#lastError = error.message));
   }
+
+  #startReach(): Reach {
+    if (this.#reach !== undefined) return this.#reach;
+    let resolve!: () => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+    promise.catch(() => undefined); // rejected with no one waiting: nothing to report (the next open tries again)
+    const timer = setTimeout(() => {
+      this.#reach = undefined;
+      const why = this.#lastError === undefined ? 'no answer' : this.#lastError;
+      reject(
+        new RemoteToolError(
+          'redis_unreachable',
+          `Redis at ${this.address} is unreachable: no connection within ${this.connectTimeoutMs} ms (${why}). Start one (\`redis-server\`) or point the connection option at yours (e.g. { url: process.env.REDIS_URL }).`,
+          '',
+          { address: this.address },
+        ),
+      );
+      this.disconnectAll(); // no retry loop left; commands queued meanwhile fail and are never sent
+    }, this.connectTimeoutMs);
+    timer.unref(); // the connections keep the process alive while they try; this timer alone does not
+    this.#reach = { promise, resolve, timer };
+    return this.#reach;
+  }
+
+  #ready(): void {
+    if (this.#reached) return;
+    this.#reached = true;
+    const reach = this.#reach;
+    this.#reach = undefined;
+    if (reach === undefined) return;
+    clearTimeout(reach.timer);
+    reach.resolve();
+  }
+}
+
+/**
+ * The Redis a connection option points at, for messages: `host:port`, a socket path, or the URL
+ * without its user and password.
+ */
+export function redisAddress(connection: ConnectionOptions): string {
+  const options = (connection instanceof Redis ? connection.options : connection) as RedisOptions & { url?: unknown };
+  if (typeof options.url === 'string') {
+    try {
+      const url = new URL(options.url);
+      url.username = '';
+      url.password = '';
+      return url.toString().replace(/\/$/, '');
+    } catch {
+      return '(a malformed url)';
+    }
+  }
+  if (typeof options.path === 'string') return options.path;
+  return `${options.host ?? 'localhost'}:${options.port ?? 6379}`;
 }
 
 /**

@@ -17,12 +17,14 @@
  */
 export { remoteTools } from './remoteTools.js';
 export type { RemoteTools, RemoteToolsOptions } from './remoteTools.js';
+export { warnFleet } from './fleetWarning.js';
+export type { FleetWarning } from './fleetWarning.js';
 export { createToolWorker } from './toolWorker.js';
 export type { ToolWorker, ToolWorkerOptions } from './toolWorker.js';
 export { setFleetLimits } from './fleetLimits.js';
 export type { FleetLimitsOptions } from './fleetLimits.js';
 export { RemoteToolError } from './remoteToolError.js';
-export type { RemoteToolErrorCode } from './remoteToolError.js';
+export type { RemoteToolErrorCode, RemoteToolErrorPlace } from './remoteToolError.js';
 export { redisJournal } from './redisJournal.js';
 export type { RedisJournal, RedisJournalOptions } from './redisJournal.js';
 export type { JobEnd, JobObserver, JobWatch, ObservedJob, TraceCarrier } from '../types/traceContext.js';

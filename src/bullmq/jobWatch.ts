@@ -6,7 +6,9 @@ export type JobOutcome =
   | { readonly kind: 'completed'; readonly result: unknown }
   | { readonly kind: 'failed'; readonly reason: string }
   /** The job is not in Redis (removed before it ran, expired, lost) or the agent closed. */
-  | { readonly kind: 'gone'; readonly why: string };
+  | { readonly kind: 'gone'; readonly why: string }
+  /** No worker of `queue` was alive while it waited: the agent took it out of the queue before any worker started it. */
+  | { readonly kind: 'no_worker'; readonly queue: string; readonly why: string };
 
 /**
  * One job an agent waits for: settled once, by whichever source learns its outcome first (an event,

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
 import type { FleetConnections } from './fleetRedis.js';
 import { completed, JobWatch, type JobOutcome } from './jobWatch.js';
+import { WorkerPresence } from './workerPresence.js';
 
 /** How many jobs one reconcile script asks Redis about. */
 const RECONCILE_BATCH = 500;
@@ -40,6 +41,15 @@ end
 return out`;
 
 /**
+ * Takes a job out of the queue's wait list (or its paused one), atomically: 1 when it was there — no
+ * worker can start it from now on (a worker takes a job by moving it from that list) — else 0 (a worker
+ * took it, or it ended). Searched from the tail, where the oldest jobs are (BullMQ adds at the head).
+ */
+const VOID_WAITING = `
+if redis.call('LREM', KEYS[1], -1, ARGV[1]) > 0 or redis.call('LREM', KEYS[2], -1, ARGV[1]) > 0 then return 1 end
+return 0`;
+
+/**
  * The agent's side of one queue: adds jobs, and learns how each one it waits for ends. Completion never
  * depends on events alone — `QueueEvents` reads a capped stream, and a lagging reader loses events —
  * so every job still outstanding is also looked up in job state every `reconcileMs`, and at once when
@@ -50,6 +60,8 @@ export class QueueWatcher {
   readonly keys: FleetKeys;
   readonly #events: QueueEvents;
   readonly #watches = new Map<string, JobWatch>();
+  /** The queue's workers, from their heartbeats: voids the jobs of a queue no worker serves. */
+  readonly presence: WorkerPresence;
   #timer: NodeJS.Timeout | undefined = undefined;
   #reconciling = false;
   #closed = false;
@@ -62,8 +74,11 @@ export class QueueWatcher {
     /** For cancel markers, the cancel channel and job lookups. */
     private readonly commands: Redis,
     private readonly reconcileMs: number,
+    /** How long a job waits with no live worker on the queue before it is voided (`no_worker`). */
+    private readonly noWorkerMs: number,
   ) {
     this.keys = new FleetKeys(prefix, name);
+    this.presence = new WorkerPresence(commands, this.keys, noWorkerMs, (watch, waitedMs) => this.#voidUnstarted(watch, waitedMs));
     const connection = connections.open();
     this.queue = new Queue(name, { connection, prefix });
     // Read from a little before now rather than from wherever the stream is when the first read is
@@ -118,6 +133,25 @@ export class QueueWatcher {
     await this.commands.multi().set(this.keys.cancelMarker(id), '1', 'PX', CANCEL_MARKER_MS).publish(this.keys.cancelChannel, id).exec();
   }
 
+  /**
+   * Voids a job no worker started (see `WorkerPresence`): out of the wait list first — from then on no
+   * worker can take it — then its call is answered, then the rest of the job is removed.
+   */
+  async #voidUnstarted(watch: JobWatch, waitedMs: number): Promise<void> {
+    const { wait, paused } = this.queue.keys;
+    if ((await this.commands.eval(VOID_WAITING, 2, wait!, paused!, watch.id)) !== 1) return; // a worker has it: it is waited for
+    const { queue, prefix } = this.keys;
+    watch.settle({
+      kind: 'no_worker',
+      queue,
+      why:
+        `No worker serves queue "${queue}" (prefix "${prefix}"): none sent a heartbeat in the ${Math.round(waitedMs)} ms the job waited (noWorkerMs: ${this.noWorkerMs}), ` +
+        `so the job was taken out of the queue before any worker started it; it did not run, and no worker can run it later. ` +
+        `Start one with createToolWorker({ queue: '${queue}', prefix: '${prefix}', connection, secret, tools }) on this Redis, with the agent's secret.`,
+    });
+    await this.queue.remove(watch.id).catch(() => 0); // its data and events: nothing can take it any more
+  }
+
   /** Looks every added, unsettled job up in job state (batched), settling those that ended. */
   async reconcile(only?: readonly JobWatch[]): Promise<void> {
     if (this.#closed) return;
@@ -163,6 +197,7 @@ export class QueueWatcher {
   async close(): Promise<void> {
     this.#closed = true;
     this.#stopTimer();
+    this.presence.close();
     for (const watch of this.#watches.values()) watch.settle({ kind: 'gone', why: 'remoteTools was closed while it waited for the job' });
     this.#watches.clear();
     await Promise.allSettled([this.queue.close(), this.#events.close()]);

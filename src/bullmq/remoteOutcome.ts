@@ -54,5 +54,7 @@ export async function settledReturn(outcome: JobOutcome, signer: OutcomeSigner, 
     case 'gone':
       await progress.drain();
       throw new RemoteToolError('job_lost', `The job is gone: ${outcome.why}.`, jobId);
+    case 'no_worker':
+      throw new RemoteToolError('no_worker', outcome.why, jobId, { queue: outcome.queue }); // no worker started it: nothing to drain
   }
 }

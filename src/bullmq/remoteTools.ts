@@ -11,7 +11,9 @@ import { implementTool, isToolContract, type ToolContract } from '../tool/toolCo
 import type { AnyTool, ToolContext } from '../types/tool.js';
 import type { TraceCarrier } from '../types/traceContext.js';
 import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
-import { boundedClose, closeRedis, FleetConnections } from './fleetRedis.js';
+import { FleetKeys } from './fleetKeys.js';
+import { boundedClose, closeRedis, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections } from './fleetRedis.js';
+import { warnFleet, type FleetWarning } from './fleetWarning.js';
 import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';
 import type { JobWatch } from './jobWatch.js';
 import { OutcomeSigner } from './outcomeSigner.js';
@@ -20,6 +22,7 @@ import { readItems } from './remoteItems.js';
 import { settledReturn, unverified } from './remoteOutcome.js';
 import { ProgressRelay, progressNoticeOf } from './remoteProgress.js';
 import { RemoteToolError } from './remoteToolError.js';
+import { liveWorkers } from './workerHeartbeat.js';
 
 /** Options of {@link remoteTools}. */
 export interface RemoteToolsOptions {
@@ -54,12 +57,44 @@ export interface RemoteToolsOptions {
    * @default 3_600_000 (1 h)
    */
   readonly jobExpiryMs?: number;
+  /**
+   * How long a job may wait on a queue that has no live worker before its call fails fast: the agent
+   * takes the job out of the queue (no worker can start it after that) and the call's result is a
+   * `tool_error` whose cause is a {@link RemoteToolError} `no_worker` naming the queue. Workers send a
+   * heartbeat while they run, busy or idle, so a fleet that is only busy never fails this way: its calls
+   * wait as long as they must (bounded by their `timeoutMs`). Choose it above the longest your fleet may
+   * be without any worker and still be expected to serve (a restart of every worker at once);
+   * `Infinity` waits for a worker as long as the call may wait.
+   * @default 5000
+   */
+  readonly noWorkerMs?: number;
+  /**
+   * How long the first connection to Redis may take: none up by then (no server there, a wrong address)
+   * and every call waiting fails with a {@link RemoteToolError} `redis_unreachable` naming the address,
+   * and no connection is left retrying (the next call tries again). Once Redis was reached, an outage is
+   * waited out, as ever.
+   * @default 5000
+   */
+  readonly connectTimeoutMs?: number;
+  /**
+   * Told what is wrong with the fleet at start-up — `remoteTools` checks every queue of its contracts
+   * once, at once: no worker sends a heartbeat on a queue, or Redis cannot be reached. Nothing is
+   * thrown; the calls fail fast with the same code if it stays so.
+   * @default a process warning (`process.emitWarning`, type `ToolstreamFleetWarning`)
+   */
+  readonly onWarning?: (warning: FleetWarning) => void;
 }
 
 /** The tools {@link remoteTools} made, and the connections behind them. */
 export interface RemoteTools {
   /** One pipeline tool per contract, in their order. */
   readonly tools: readonly AnyTool[];
+  /**
+   * How many workers each queue of the contracts has now, by queue name, from their heartbeats — busy
+   * or idle (a health check). Rejects with a {@link RemoteToolError} `redis_unreachable` when Redis
+   * cannot be reached within `connectTimeoutMs`.
+   */
+  workers(): Promise<Readonly<Record<string, number>>>;
   /**
    * Closes every connection it opened, within a few seconds whatever Redis does (a connection that
    * cannot close politely — Redis away, restarting, or out of reach — is disconnected); calls still
@@ -71,6 +106,7 @@ export interface RemoteTools {
 const DEFAULT_RECONCILE_MS = 250;
 const DEFAULT_KEEP_JOBS_MS = 60 * 60 * 1000;
 const DEFAULT_JOB_EXPIRY_MS = 60 * 60 * 1000;
+const DEFAULT_NO_WORKER_MS = 5000;
 /** How long `close()` lets its connections close politely before it ends them. */
 const CLOSE_MS = 2000;
 
@@ -103,8 +139,14 @@ const CLOSE_MS = 2000;
  *    Outside a durable turn the id is random, so a replayed stream never picks up an old job's result.
  * 7. Results never depend on BullMQ's events alone: outstanding jobs are also read from job state every
  *    `reconcileMs` and when a connection comes back.
+ * 8. It fails fast rather than wait for nothing. Workers send a heartbeat while they run: a job that
+ *    waits `noWorkerMs` on a queue with no live worker is taken out of the queue — so no worker started
+ *    later can run it — and its call fails `no_worker`, naming the queue (a fleet that is only busy
+ *    waits). A Redis not reached within `connectTimeoutMs` fails the calls `redis_unreachable`, naming
+ *    the address, with nothing added. At start-up, each queue is checked once and what is wrong goes
+ *    to `onWarning`.
  *
- * Connections open on the first call of each queue. A contract's arguments travel as JSON: keep schemas
+ * A queue's connections open on its first call; one opens at once, for the start-up check. A contract's arguments travel as JSON: keep schemas
  * whose output is plain JSON the worker's schema accepts (no transforms into dates or classes).
  *
  * @throws {ConfigError} (`where: 'remoteTools'`) for a malformed option or contract.
@@ -127,12 +169,16 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
   if (!Array.isArray(contracts)) fail('contracts', 'an array of contracts made by toolContract()', contracts);
   const { queue, prefix = DEFAULT_PREFIX, reconcileMs = DEFAULT_RECONCILE_MS, keepJobsMs = DEFAULT_KEEP_JOBS_MS, jobExpiryMs = DEFAULT_JOB_EXPIRY_MS } = options;
+  const { noWorkerMs = DEFAULT_NO_WORKER_MS, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, onWarning = warnFleet } = options;
   const connection = checkConnection('remoteTools', options.connection);
   const secret = checkSecret('remoteTools', options.secret);
   checkName('remoteTools', 'prefix', prefix);
   if (!isPositiveDuration(reconcileMs)) fail('reconcileMs', 'a positive number of milliseconds', reconcileMs);
   if (!isPositiveDuration(keepJobsMs) || keepJobsMs < 1000) fail('keepJobsMs', 'at least 1000 milliseconds', keepJobsMs);
   if (!isPositiveDuration(jobExpiryMs) || jobExpiryMs < 1000) fail('jobExpiryMs', 'at least 1000 milliseconds', jobExpiryMs);
+  if (noWorkerMs !== Infinity && !isPositiveDuration(noWorkerMs)) fail('noWorkerMs', 'a positive number of milliseconds, or Infinity to wait for a worker as long as a call may', noWorkerMs);
+  if (!isPositiveDuration(connectTimeoutMs)) fail('connectTimeoutMs', 'a positive number of milliseconds', connectTimeoutMs);
+  if (typeof onWarning !== 'function') fail('onWarning', 'a function (warning) => void', onWarning);
   if (typeof queue !== 'string' && typeof queue !== 'function') fail('queue', 'a queue name or a function (contract) => queue name', queue);
   const seen = new Set<string>();
   const queues = contracts.map((contract, i) => {
@@ -141,9 +187,11 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     seen.add(contract.name);
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
-  const fleet = new AgentFleet(new FleetConnections(connection), prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs);
+  const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs, noWorkerMs);
   const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
-  return Object.freeze({ tools: Object.freeze(tools), close: () => fleet.close() });
+  const served = [...new Set(queues)];
+  if (served.length > 0) void fleet.checkAtStart(served, onWarning);
+  return Object.freeze({ tools: Object.freeze(tools), workers: () => fleet.workers(served), close: () => fleet.close() });
 }
 
 /** The agent's connections: one watcher per queue, and the connections they share. */
@@ -160,11 +208,13 @@ class AgentFleet {
     private readonly reconcileMs: number,
     private readonly keepJobsMs: number,
     private readonly jobExpiryMs: number,
+    private readonly noWorkerMs: number,
   ) {}
 
   async dispatch(contract: ToolContract, queue: string, args: unknown, ctx: ToolContext): Promise<unknown> {
     if (this.#closed !== undefined) throw new RemoteToolError('job_lost', 'remoteTools was closed; no job was added.', '');
     const watcher = this.#watcher(queue);
+    await this.#reachable();
     const durable = durableCallOf(ctx);
     const attempt = attemptOf(ctx);
     const jobId = durable === undefined ? `ts-${randomUUID()}` : durableJobId(durable.turn, durable.index, attempt);
@@ -211,6 +261,7 @@ class AgentFleet {
       throw error;
     }
     watch.added = true;
+    watcher.presence.track(watch); // voided if the queue has no worker for noWorkerMs while it waits
     if (durable?.resumed === true) void watcher.reconcile([watch]); // it may have finished while no one watched
     for (;;) {
       await Promise.race([watch.settled, watch.nextChange()]);
@@ -238,10 +289,58 @@ class AgentFleet {
     if (watcher !== undefined) return watcher;
     this.#commands ??= this.#openCommands();
     this.#subscriber ??= this.#openSubscriber();
-    watcher = new QueueWatcher(queue, this.connections, this.prefix, this.#commands, this.reconcileMs);
+    watcher = new QueueWatcher(queue, this.connections, this.prefix, this.#commands, this.reconcileMs, this.noWorkerMs);
     this.#watchers.set(queue, watcher);
     void this.#subscriber.subscribe(watcher.keys.itemsChannel).catch(() => undefined);
     return watcher;
+  }
+
+  /** Resolves once Redis was reached; else forgets every connection (all ended by now) and throws `redis_unreachable`. */
+  async #reachable(): Promise<void> {
+    try {
+      await this.connections.reachable();
+    } catch (error) {
+      const watchers = [...this.#watchers.values()];
+      this.#watchers.clear();
+      this.#commands = this.#subscriber = undefined; // the next call opens new ones, and tries again
+      void Promise.allSettled(watchers.map((watcher) => watcher.close())); // their connections are ended: BullMQ's loops stop
+      throw error;
+    }
+  }
+
+  /** How many live workers each of `queues` has (their heartbeats). */
+  async workers(queues: readonly string[]): Promise<Readonly<Record<string, number>>> {
+    if (this.#closed !== undefined) throw new RemoteToolError('job_lost', 'remoteTools was closed.', '');
+    this.#commands ??= this.#openCommands();
+    await this.#reachable();
+    const counts = await Promise.all(queues.map((queue) => liveWorkers(this.#commands!, new FleetKeys(this.prefix, queue))));
+    return Object.freeze(Object.fromEntries(queues.map((queue, i) => [queue, counts[i]!.count])));
+  }
+
+  /** Tells `onWarning` what is wrong at start-up: Redis out of reach, or queues without a worker. */
+  async checkAtStart(queues: readonly string[], onWarning: (warning: FleetWarning) => void): Promise<void> {
+    const warn = (warning: FleetWarning) => {
+      try {
+        onWarning(warning);
+      } catch {
+        // a warning's listener that throws changes nothing: the calls fail fast all the same
+      }
+    };
+    let counts: Readonly<Record<string, number>>;
+    try {
+      counts = await this.workers(queues);
+    } catch (error) {
+      if (this.#closed !== undefined || !(error instanceof RemoteToolError) || error.code !== 'redis_unreachable') return;
+      return warn({ code: 'redis_unreachable', address: error.address ?? this.connections.address, message: `remoteTools: ${error.message}` });
+    }
+    for (const queue of queues) {
+      if (counts[queue] !== 0 || this.#closed !== undefined) continue;
+      const message =
+        `remoteTools: no worker serves queue "${queue}" (prefix "${this.prefix}") on Redis ${this.connections.address}: none sends a heartbeat. ` +
+        `${this.noWorkerMs === Infinity ? 'Its calls wait for one (noWorkerMs: Infinity)' : `Its calls fail (no_worker) after waiting ${this.noWorkerMs} ms (noWorkerMs) unless one starts`}: ` +
+        `createToolWorker({ queue: '${queue}', prefix: '${this.prefix}', connection, secret, tools }).`;
+      warn({ code: 'no_worker', queue, message });
+    }
   }
 
   #openCommands(): Redis {

@@ -5,11 +5,14 @@ import type { JobObserver } from '../types/traceContext.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
 import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
-import { boundedClose, closeRedis, FleetConnections } from './fleetRedis.js';
+import { boundedClose, closeRedis, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections } from './fleetRedis.js';
 import { checkStalls, FleetWorker } from './fleetWorker.js';
 import { JobRunner } from './jobRunner.js';
 import { LockWatch } from './lockWatch.js';
 import { outcomeRecord } from './outcomeRecord.js';
+import { warnFleet } from './fleetWarning.js';
+import { RemoteToolError } from './remoteToolError.js';
+import { heartbeatMs, WorkerHeartbeat } from './workerHeartbeat.js';
 
 /** Options of {@link createToolWorker}. */
 export interface ToolWorkerOptions {
@@ -47,13 +50,22 @@ export interface ToolWorkerOptions {
    * all the same.
    */
   readonly observe?: JobObserver;
+  /**
+   * How long the first connection to Redis may take: none up by then (no server there, a wrong address)
+   * and the worker closes itself — no connection is left retrying — and `ready()` rejects with a
+   * `RemoteToolError` `redis_unreachable` naming the address. Once Redis was reached, an outage is
+   * waited out, as ever. @default 5000
+   */
+  readonly connectTimeoutMs?: number;
 }
 
 /** A running worker: {@link createToolWorker}. */
 export interface ToolWorker {
   /**
-   * Resolves once it takes jobs and hears cancels (its connections are up): for health checks and
-   * tests. Jobs added before are not lost; they wait in the queue.
+   * Resolves once it is connected, takes jobs, hears cancels and sends its heartbeat (agents see it):
+   * for health checks, tests, and a process that says "ready". Jobs added before are not lost; they
+   * wait in the queue. Rejects with a `RemoteToolError` `redis_unreachable`, naming the address, when
+   * Redis was not reached within `connectTimeoutMs` (the worker has closed itself then).
    */
   ready(): Promise<void>;
   /**
@@ -100,6 +112,13 @@ const CLOSE_AFTER_BODIES_MS = 2000;
  *    another worker can take the job, and its job is handled as a lost worker's: a body that honours
  *    its signal never overlaps the job's next run. A body that had ended by then keeps its outcome: the
  *    worker records it beside the job, and the agent and the job's next worker use it.
+ * 7. While it runs it sends a heartbeat on its queue (a key with a time to live of `lockMs`, at least a
+ *    second, refreshed every third of it, deleted at `close()`), busy or idle: agents tell by it a queue
+ *    no worker serves (their calls fail fast, `no_worker`) from one whose workers are all busy.
+ * 8. A Redis it cannot reach within `connectTimeoutMs` closes it: `ready()` rejects with
+ *    `redis_unreachable`, naming the address (a process warning says so when `ready()` was not
+ *    called), and nothing is left retrying — await `ready()` and exit non-zero, so a supervisor
+ *    restarts the worker until Redis is up.
  *
  * @throws {ConfigError} (`where: 'createToolWorker'`) for a malformed option.
  *
@@ -116,13 +135,14 @@ const CLOSE_AFTER_BODIES_MS = 2000;
  *   concurrency: 4,
  *   tools: [implementTool(renderPage, ({ url }, { signal }) => browse(url, signal))],
  * });
+ * await worker.ready(); // rejects, naming the address, when Redis cannot be reached
  * process.once('SIGTERM', () => void worker.close());
  * ```
  */
 export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   const fail = failer('createToolWorker');
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
-  const { tools, concurrency = 1, prefix = DEFAULT_PREFIX, lockMs = DEFAULT_LOCK_MS, maxReruns = DEFAULT_MAX_RERUNS } = options;
+  const { tools, concurrency = 1, prefix = DEFAULT_PREFIX, lockMs = DEFAULT_LOCK_MS, maxReruns = DEFAULT_MAX_RERUNS, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS } = options;
   const connection = checkConnection('createToolWorker', options.connection);
   const queue = checkName('createToolWorker', 'queue', options.queue);
   const secret = checkSecret('createToolWorker', options.secret);
@@ -131,6 +151,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   if (!isPositiveDuration(lockMs) || lockMs < 100) fail('lockMs', 'at least 100 milliseconds', lockMs);
   if (!isCount(maxReruns, 0)) fail('maxReruns', 'an integer of at least 0', maxReruns);
   if (options.observe !== undefined && typeof options.observe !== 'function') fail('observe', 'a function (job) => watch, such as workerTracing()', options.observe);
+  if (!isPositiveDuration(connectTimeoutMs)) fail('connectTimeoutMs', 'a positive number of milliseconds', connectTimeoutMs);
   if (!Array.isArray(tools)) fail('tools', 'an array of tools (implementTool(contract, body))', tools);
   const byName = new Map<string, AnyTool>();
   tools.forEach((tool, i) => {
@@ -142,7 +163,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   });
 
   const keys = new FleetKeys(prefix, queue);
-  const connections = new FleetConnections(connection);
+  const connections = new FleetConnections(connection, connectTimeoutMs);
   const commands = connections.open();
   const subscriber = connections.open();
   // BullMQ's own (its blocking reads get a duplicate): the lock renewals go through it.
@@ -178,28 +199,43 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   const listening = subscriber.subscribe(keys.cancelChannel);
   // ioredis subscribes again by itself after a reconnect; cancels published in the gap are in their markers.
   listening.then(() => subscriber.on('ready', () => void notices.resubscribed()), () => undefined);
+  const heartbeat = new WorkerHeartbeat(commands, keys, heartbeatMs(lockMs), concurrency);
   let stopStallChecks: (() => void) | undefined;
-  void listening
-    .then(() => {
-      stopStallChecks = checkStalls(worker, bullmq, lockMs, stalledInterval);
-      return worker.run();
-    }, () => undefined)
-    .catch(() => undefined);
-
   let closed: Promise<void> | undefined;
+  // Connected, hearing cancels, seen by the agents: then it takes jobs. Redis out of reach: it closes.
+  const started = connections.reachable().then(async () => {
+    await listening;
+    await heartbeat.start();
+    if (closed !== undefined) return;
+    stopStallChecks = checkStalls(worker, bullmq, lockMs, stalledInterval);
+    void worker.run().catch(() => undefined);
+  });
+  let readyAsked = false;
+  started.catch((error: unknown) => {
+    void close();
+    // No one asked ready(), so no one hears why it closed: say it, as a process warning (Node prints it).
+    if (!readyAsked && error instanceof RemoteToolError && error.address !== undefined) {
+      warnFleet({ code: 'redis_unreachable', address: error.address, message: `createToolWorker (queue "${queue}"): ${error.message} The worker has closed.` });
+    }
+  });
+
+  const close = () =>
+    (closed ??= (async () => {
+      stopStallChecks?.();
+      const unseen = heartbeat.stop(); // sent before the connections close: agents stop counting on it at once
+      // BullMQ stops taking jobs and waits for the bodies (cancels are still heard meanwhile), then for
+      // Redis to take their outcomes: that part is bounded, once the bodies ended.
+      const closing = Promise.all([worker.close(), unseen]).then(() => Promise.all([closeRedis(subscriber), closeRedis(commands)]));
+      await Promise.race([closing, locks.idle()]);
+      await boundedClose(closing, CLOSE_AFTER_BODIES_MS, connections);
+      locks.clear();
+    })());
   return Object.freeze({
     ready: async () => {
-      await Promise.all([worker.waitUntilReady(), listening]);
+      readyAsked = true;
+      await started;
+      await worker.waitUntilReady();
     },
-    close: () =>
-      (closed ??= (async () => {
-        stopStallChecks?.();
-        // BullMQ stops taking jobs and waits for the bodies (cancels are still heard meanwhile), then for
-        // Redis to take their outcomes: that part is bounded, once the bodies ended.
-        const closing = worker.close().then(() => Promise.all([closeRedis(subscriber), closeRedis(commands)]));
-        await Promise.race([closing, locks.idle()]);
-        await boundedClose(closing, CLOSE_AFTER_BODIES_MS, connections);
-        locks.clear();
-      })()),
+    close,
   });
 }

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { Queue, QueueEvents, type Job, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { remoteTools, type RemoteTools, type RemoteToolsOptions } from '../../../src/bullmq/index.js';
+import { remoteTools, type FleetWarning, type RemoteTools, type RemoteToolsOptions } from '../../../src/bullmq/index.js';
 import type { ToolContract } from '../../../src/index.js';
 import { REDIS_MISSING, redisAvailable, startRedis, type TestRedis } from '../../support/redis.js';
 import type { WorkerEvent } from './fleetTools.js';
@@ -183,6 +183,8 @@ export interface FleetSuite {
   readonly fleet: TestFleet;
   /** The connection options of the suite's Redis. */
   readonly connection: { readonly url: string };
+  /** What the remote tools made by `remote` warned of at start-up (none is printed). */
+  readonly warnings: FleetWarning[];
   /** Remote tools on the suite's Redis and prefix with the fleet's secret, closed after the file. */
   remote(contracts: readonly ToolContract[], options: Partial<RemoteToolsOptions> & { readonly queue: RemoteToolsOptions['queue'] }): RemoteTools;
 }
@@ -194,6 +196,7 @@ export interface FleetSuite {
 export function useFleet(setup: { readonly workers: number; readonly queues: WorkerConfig['queues']; readonly lockMs?: number; readonly own?: boolean }): FleetSuite {
   let state: { redis: TestRedis; fleet: TestFleet } | undefined;
   const made: RemoteTools[] = [];
+  const warnings: FleetWarning[] = [];
   const get = () => state ?? (() => { throw new Error('useFleet: used before its beforeAll ran'); })();
   beforeAll(async () => {
     const redis = await startRedis({ own: setup.own ?? false });
@@ -216,8 +219,10 @@ export function useFleet(setup: { readonly workers: number; readonly queues: Wor
     get connection() {
       return { url: get().redis.url };
     },
+    warnings,
     remote(contracts, options) {
-      const remote = remoteTools(contracts, { connection: { url: get().redis.url }, prefix: get().fleet.prefix, secret: SECRET, ...options });
+      const onWarning = (warning: FleetWarning) => void warnings.push(warning);
+      const remote = remoteTools(contracts, { connection: { url: get().redis.url }, prefix: get().fleet.prefix, secret: SECRET, onWarning, ...options });
       made.push(remote);
       return remote;
     },
