@@ -67,6 +67,10 @@ describe('the links of the README and docs/', () => {
     expect(repository).toMatch(/^https:\/\/github\.com\/[\w.-]+\/[\w.-]+$/);
   });
 
+  it('keeps the README within 400 lines: the rest is in docs/', () => {
+    expect(readFileSync(resolve(root, 'README.md'), 'utf8').split('\n').length).toBeLessThanOrEqual(400);
+  });
+
   it('links every page of docs/ from the README', () => {
     const readme = links('README.md');
     for (const page of pages.filter((page) => page !== 'README.md')) expect(readme, page).toContain(page);
