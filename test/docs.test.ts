@@ -76,6 +76,16 @@ describe('the links of the README and docs/', () => {
     for (const page of pages.filter((page) => page !== 'README.md')) expect(readme, page).toContain(page);
   });
 
+  // The guides name repository files a reader of the package does not have: each such name is a link.
+  // (DESIGN.md and ARCHITECTURE.md describe the source tree itself, folder by folder.)
+  it.each(pages.filter((page) => !/(DESIGN|ARCHITECTURE)\.md$/.test(page)))('%s: names a file of the repository only as a link to it', (page) => {
+    const text = prose(readFileSync(resolve(root, page), 'utf8'));
+    const bare = [...text.matchAll(/(\[?)`((?:examples|test|bench|scripts|src)\/[\w./-]*)`(\]\()?/g)]
+      .filter((match) => (match[1] === '' || match[3] === undefined) && existsSync(resolve(root, match[2]!)))
+      .map((match) => match[2]!);
+    expect(bare).toEqual([]);
+  });
+
   it.each(pages)('%s: relative links lead to files of the package, absolute ones to files of the repository, anchors to headings', (page) => {
     const problems: string[] = [];
     for (const link of links(page)) {
