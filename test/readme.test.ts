@@ -35,7 +35,8 @@ function codeBlocks(page: string): Block[] {
     while (end < lines.length && !/^\s*```\s*$/.test(lines[end]!)) end++;
     if (CODE.has(open[1]!)) {
       const [first = '', ...body] = lines.slice(i + 1, end);
-      const file = /^\/\/ ((?:examples|src|bench)\/[\w./-]+)$/.exec(first.trim())?.[1];
+      // `// examples/x.ts`, or `// examples/x.ts — what it is` when the file's own first line says more.
+      const file = /^\/\/ ((?:examples|src|bench|test)\/[\w./-]+)(?: — .*)?$/.exec(first.trim())?.[1];
       found.push({ at: `${page}:${i + 2}`, file, body });
     }
     i = end;
