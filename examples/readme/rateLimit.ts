@@ -36,11 +36,11 @@ const calls = [
 const results = await pipeline.run(calls);
 assert.deepEqual(results.map((r) => r.status), calls.map(() => 'ok'));
 const started = results.map((r) => r.timing.startedAt!);
-const first = Math.min(...started);
 // Never 3 searches within 100 ms (1 ms of slack for the two clocks); both users' reads at once.
 const searches = started.slice(0, 5).sort((a, b) => a - b);
 for (let i = 0; i + 2 < searches.length; i++) assert.ok(searches[i + 2]! - searches[i]! >= 99, `searches ${i} and ${i + 2}`);
-assert.ok(started[5]! - first < 50 && started[6]! - first < 50);
+// (No wall-clock bound: the reads start before the third search, which waits for a token 100 ms on.)
+assert.ok(Math.max(started[5]!, started[6]!) < searches[2]!, 'both reads start without waiting for a token');
 // The waits show as queue time and as `limit`, never as the body's run time.
 assert.ok(results[4]!.timing.durations.queue >= 190);
 console.log('rateLimit: quota held');

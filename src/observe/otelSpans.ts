@@ -8,10 +8,16 @@ const STATUS_ERROR = 2;
  * fits it; toolstream itself depends on no OpenTelemetry package.
  */
 export interface SpanTracer {
+  /** Starts a span: `otelSpans` calls it once per result, with the call's receipt as `startTime`. */
   startSpan(
     name: string,
     options?: { startTime?: number; attributes?: Record<string, string | number | boolean> },
-  ): { setStatus(status: { code: number; message?: string }): unknown; end(endTime?: number): void };
+  ): {
+    /** Marks the span failed (`code` 2, OpenTelemetry's `SpanStatusCode.ERROR`) with the error's message. */
+    setStatus(status: { code: number; message?: string }): unknown;
+    /** Ends the span at `endTime`, the moment the result was built. */
+    end(endTime?: number): void;
+  };
 }
 
 /**

@@ -130,6 +130,7 @@ export interface CodeRuntime {
    * @default 20
    */
   readonly settleMs?: number;
+  /** Runs one program with its bindings; resolves with its value or its failure, never rejects. */
   run(request: CodeRunRequest): Promise<CodeRunResult>;
   /** Ends every run in flight (they resolve as `'abort'`), waits for them, and releases the runtime. */
   close(): Promise<void>;

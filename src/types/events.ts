@@ -208,6 +208,7 @@ export interface PipelineResultEvent extends PipelineEventBase {
  * ```
  */
 export interface EventObserver {
+  /** Called synchronously with each event, as it happens. */
   event(event: PipelineEvent): void;
 }
 

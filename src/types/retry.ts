@@ -79,6 +79,8 @@ export interface ResolvedRetry {
   readonly factor: number;
   readonly maxMs: number;
   readonly jitter: number;
+  /** Which failed attempts may run again; undefined: every one (the tool is idempotent). */
   readonly retryOn: ((error: AttemptError) => boolean) | undefined;
+  /** The source of the jitter, a number in [0, 1) (`Math.random` unless a test gave another). */
   readonly random: () => number;
 }

@@ -87,7 +87,9 @@ export interface LimitOptions<Args = unknown> {
  * ```
  */
 export interface ResolvedLimit<Args = unknown> {
+  /** The limiter whose permits the tool's bodies take (the tool's own, or one shared). */
   readonly limiter: Limiter;
+  /** The permit's key for a call's arguments; undefined: one key for every call. */
   readonly key: ((args: Args) => string) | undefined;
 }
 
@@ -176,7 +178,9 @@ export interface RateLimitOptions<Args = unknown> {
  * ```
  */
 export interface ResolvedRateLimit<Args = unknown> {
+  /** The rate limiter whose tokens the tool's bodies spend (the tool's own, or one shared). */
   readonly limiter: RateLimiter;
+  /** The quota's key for a call's arguments; undefined: one quota for every call. */
   readonly key: ((args: Args) => string) | undefined;
 }
 

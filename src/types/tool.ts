@@ -229,6 +229,7 @@ export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
   /** The tool's `retry`, defaults filled in; undefined for none. */
   readonly retry: ResolvedRetry | undefined;
   readonly onError: OnError | undefined;
+  /** The tool's `render`; undefined: strings as they are, anything else as JSON. */
   readonly render: Render<Output> | undefined;
 }
 

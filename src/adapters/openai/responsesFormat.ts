@@ -17,8 +17,9 @@ import { answerable } from '../answerable.js';
  * Send them as the next request's `input` (with `previous_response_id`), or after the response's
  * output items when you keep the conversation yourself.
  *
- * @param options The same `{ custom }` as given to {@link toOpenAIResponsesTools} and
- *   `fromOpenAIResponsesStream`: the results of those tools become `custom_tool_call_output` items.
+ * `options` (second signature): the same `{ custom }` as given to {@link toOpenAIResponsesTools} and
+ * `fromOpenAIResponsesStream`: the results of those tools become `custom_tool_call_output` items.
+ *
  * @throws {ConfigError} when `options.custom` is not from `openAICustomTools`.
  *
  * @example
@@ -72,7 +73,8 @@ export function toOpenAIResponsesInput(
  * required, `additionalProperties: false`) that an arbitrary zod schema does not have; the pipeline
  * validates the arguments itself.
  *
- * @param options `{ custom }` from `openAICustomTools`: which tools are offered as free-form.
+ * `options` (second signature): `{ custom }` from `openAICustomTools`, which tools are offered as free-form.
+ *
  * @throws {ConfigError} when `options.custom` is not from `openAICustomTools`, or a tool it declares
  *   has, in `source`, an input that is not a string schema (a different tool under the same name).
  *

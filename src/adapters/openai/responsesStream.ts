@@ -22,7 +22,7 @@ import { ResponsesCallAssembler } from './responsesCallAssembler.js';
  *
  * The Observable completes at `response.completed` or `response.incomplete` (one Observable per
  * response, also over a connection that stays open) or when the source ends. Calls whose arguments
- * never arrived whole are still emitted, with `args` an {@link IncompleteArguments} (the pipeline
+ * never arrived whole are still emitted, with `args` an {@link toolstream!IncompleteArguments} (the pipeline
  * answers `incomplete_args` and never runs them):
  * - `response.incomplete` with a call open → reason `'max_tokens'` for `max_output_tokens`, else the
  *   reason the response gives; a `function_call` item done with `status: 'incomplete'` → `'incomplete'`;
