@@ -11,7 +11,7 @@ export type { RetentionBudget } from './types/retention.js';
 
 // Defining tools
 export { defineTool } from './tool/defineTool.js';
-export type { AnyTool, OnError, Tool, ToolChains, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './types/tool.js';
+export type { AnyTool, OnError, Render, Tool, ToolChains, ToolContext, ToolDefinition, ToolFacts, ToolMode, ToolOutput } from './types/tool.js';
 export { implementTool, isToolContract, toolContract } from './tool/toolContract.js';
 
 // Scheduling (limits, rate limits)
@@ -31,6 +31,7 @@ export type {
 } from './types/schedule.js';
 export type { AttemptError, ResolvedRetry, RetryBackoff, RetryOptions } from './types/retry.js';
 export type { ToolContract, ToolContractDefinition } from './tool/toolContract.js';
+export type { FactsDefinition } from './tool/defineTool.js';
 
 // Calls and results
 export type { ToolCall } from './types/toolCall.js';

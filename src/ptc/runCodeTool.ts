@@ -104,6 +104,7 @@ export class ProgramError extends Error {
   }
 
   override readonly name = 'ProgramError';
+  /** @internal Made by `runCodeTool`. */
   constructor(
     readonly failure: CodeFailure,
     readonly logs: readonly string[],

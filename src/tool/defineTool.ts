@@ -64,8 +64,14 @@ function middlewareList<F>(option: string, list: readonly F[] | undefined, expec
 }
 
 /**
- * The facts {@link toolFacts} checks. The optional ones also take `undefined` (and `retry` a resolved
- * one), as a contract holds them: `toolContract({ ...contract, timeoutMs })`.
+ * The facts a tool or a contract is defined with, as `defineTool` and `toolContract` check them. The
+ * optional ones also take `undefined` (and `retry` a resolved one), as a contract holds them:
+ * `toolContract({ ...contract, timeoutMs })`.
+ *
+ * @example
+ * ```ts
+ * const facts: FactsDefinition<typeof input> = { name: 'get_weather', description: 'The weather in a city', input, timeoutMs: undefined };
+ * ```
  */
 export type FactsDefinition<Input extends $ZodType> = Omit<
   ToolDefinition<Input>,

@@ -198,8 +198,16 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
 /**
  * A tool's (or a contract's) `render`. Method syntax makes the parameter bivariant, so a tool of any
  * output (even `never`) is an `AnyTool`, and contracts of different outputs share a list.
+ *
+ * @example
+ * ```ts
+ * const render: Render<{ temperature: number }> = (value) => `${value.temperature} °C`;
+ * ```
  */
-export type Render<Output> = { render(value: Output): string }['render'];
+export type Render<Output> = {
+  /** The model-facing text of `value`. */
+  render(value: Output): string;
+}['render'];
 
 /**
  * A tool's own middleware (`defineTool({ chains })`), run inside the pipeline's.

@@ -54,7 +54,9 @@ export type JobEnd = { readonly ok: true } | { readonly ok: false; readonly code
  * ```
  */
 export interface JobWatch {
+  /** Runs the body (once, synchronously) inside the watch and returns what it returns. */
   run<T>(body: () => T): T;
+  /** Called once, when the body's whole course has ended, with how. */
   end(how: JobEnd): void;
 }
 

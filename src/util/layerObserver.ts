@@ -19,6 +19,7 @@ export const LAYER_HOOKS: unique symbol = Symbol.for('toolstream.layerHooks') as
  * ```
  */
 export interface LayerObserver {
+  /** @internal The run's call hooks, asked once per run. */
   readonly [LAYER_HOOKS]: () => CallHooks;
 }
 

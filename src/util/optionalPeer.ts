@@ -48,6 +48,7 @@ export class MissingPeerError extends Error {
   /** The command that installs every peer of the subpath. */
   readonly install: string;
 
+  /** @internal Made by the generated loader of each subpath. */
   constructor(info: PeerInfo, cause: unknown) {
     super(
       `${info.subpath} needs ${info.packageName} (${info.range}), an optional peer dependency of toolstream that is not installed. Install it with: ${info.install}`,

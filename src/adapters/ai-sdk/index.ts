@@ -36,6 +36,7 @@ export type {
   DurableTurnFields,
   LoopOptions,
   LoopOutcome,
+  LoopRequestContext,
   LoopProvider,
   LoopResult,
   LoopState,

@@ -1,6 +1,6 @@
 import type { ModelMessage, UIMessage, UIMessageChunk } from 'ai';
 import type { Pipeline } from '../../types/pipeline.js';
-import { driveLoop, type LoopOptions, type LoopResult } from '../loop/index.js';
+import { driveLoop, type LoopOptions, type LoopRequestContext, type LoopResult } from '../loop/index.js';
 import { lastAssistantIndex } from './aisdkApprovals.js';
 import { continueAISDKTurn } from './continueAISDKTurn.js';
 import type { AISDKStep, AISDKTurn } from './aisdkTurn.js';
@@ -17,6 +17,7 @@ import { toAISDKToolOutputChunks } from './toAISDKToolOutputChunks.js';
  * ```
  */
 export interface AISDKLoopStep extends AISDKStep {
+  /** The step's UI message stream (`streamText`'s own): read only when the loop has a `writer`. */
   toUIMessageStream?(options?: { readonly sendStart?: boolean; readonly sendFinish?: boolean }): AsyncIterable<UIMessageChunk>;
 }
 
@@ -33,7 +34,7 @@ export interface AISDKLoopOptions extends LoopOptions {
   /** The conversation so far; to re-enter with `continuation`, it ends with the suspended step and its answers. */
   readonly messages: readonly ModelMessage[];
   /** Calls the model: `streamText({ model, tools: toAISDKTools(pipeline), messages })` (no `execute`, the default `stopWhen`). */
-  readonly request: (messages: ModelMessage[], context: { readonly step: number; readonly signal: AbortSignal | undefined }) => AISDKLoopStep;
+  readonly request: (messages: ModelMessage[], context: LoopRequestContext) => AISDKLoopStep;
   /**
    * A UI message stream to write to (`createUIMessageStream`'s `writer`): each step's own chunks as the
    * SDK writes them (text, tool inputs), then its calls' outputs (`toAISDKToolOutputChunks`: outputs,
@@ -41,7 +42,10 @@ export interface AISDKLoopOptions extends LoopOptions {
    * `message-metadata` chunk `{ toolstream: { outcome, continuation } }` that the page keeps on the
    * assistant message and sends back with the answers (read it with {@link continuationOf}).
    */
-  readonly writer?: { write(chunk: UIMessageChunk): void };
+  readonly writer?: {
+    /** Writes one chunk to the UI message stream. */
+    write(chunk: UIMessageChunk): void;
+  };
 }
 
 /**

@@ -32,7 +32,7 @@ import { fromAISDKStream } from './fromAISDKStream.js';
  *   result; `turn` makes the step a durable turn (one id per step: a turn is one model response).
  * @returns The turn, once every call has its result (or is suspended) and the step has ended.
  * @throws {SourceError} (as a rejection) when the stream fails midway (an `error` part), with the
- *   results so far. {@link DurableTurnError} `turn_exists` when the journal holds the turn already.
+ *   results so far. `DurableTurnError` `turn_exists` when the journal holds the turn already.
  *
  * @example
  * ```ts

@@ -34,6 +34,7 @@ export type {
   DurableTurnFields,
   LoopOptions,
   LoopOutcome,
+  LoopRequestContext,
   LoopProvider,
   LoopResult,
   LoopState,

@@ -1,6 +1,6 @@
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Pipeline } from '../../types/pipeline.js';
-import { driveLoop, type LoopOptions, type LoopResult } from '../loop/index.js';
+import { driveLoop, type LoopOptions, type LoopRequestContext, type LoopResult } from '../loop/index.js';
 import type { AnthropicEventSource } from './events.js';
 import { continueAnthropicTurn, runAnthropicTurn, type AnthropicTurn } from './runAnthropicTurn.js';
 
@@ -26,7 +26,7 @@ export interface AnthropicLoopOptions extends LoopOptions {
    */
   readonly request: (
     messages: MessageParam[],
-    context: { readonly step: number; readonly signal: AbortSignal | undefined },
+    context: LoopRequestContext,
   ) => AnthropicEventSource | PromiseLike<AnthropicEventSource>;
 }
 

@@ -4,6 +4,23 @@ import type { Continuation, ContinuationOptions, DurableTurnFields } from './out
 import type { StopCondition } from './stopConditions.js';
 
 /**
+ * What a loop's `request` is told besides the conversation: the step the response will be (1 for the
+ * first; a loop re-entered from a continuation counts on) and the loop's `signal`.
+ *
+ * @example
+ * ```ts
+ * const request = (messages: MessageParam[], { step, signal }: LoopRequestContext) =>
+ *   client.messages.create({ model, max_tokens: 4096, tools, messages, stream: true, metadata: { user_id: `step-${step}` } }, { signal });
+ * ```
+ */
+export interface LoopRequestContext {
+  /** The step the response will be (1 for the first; loops re-entered count on). */
+  readonly step: number;
+  /** The loop's `signal`: pass it to the client so an abort stops the request too. */
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
  * `maxSteps` unless set: a loop makes at most 20 model responses.
  *
  * @example

@@ -6,6 +6,6 @@ export type { Continuation, ContinuationOptions, DurableTurnFields, LoopProvider
 export { continueDurableTurn, durableFields, settleRun } from './durableTurn.js';
 export type { ContinueOptions, Settlement, TurnFacts } from './durableTurn.js';
 export { DEFAULT_MAX_STEPS, driveLoop } from './driveLoop.js';
-export type { LoopOptions, LoopOutcome, LoopResult, LoopSteps, LoopTurn } from './driveLoop.js';
+export type { LoopOptions, LoopOutcome, LoopRequestContext, LoopResult, LoopSteps, LoopTurn } from './driveLoop.js';
 export { hasToolCall, stepCountIs } from './stopConditions.js';
 export type { LoopState, StopCondition } from './stopConditions.js';

@@ -59,6 +59,7 @@ export type {
   DurableTurnFields,
   LoopOptions,
   LoopOutcome,
+  LoopRequestContext,
   LoopProvider,
   LoopResult,
   LoopState,

@@ -2,17 +2,10 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/res
 import type { ResponseInputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
 import type { Observable } from 'rxjs';
 import type { Pipeline } from '../../types/pipeline.js';
-import { driveLoop, type LoopOptions, type LoopResult } from '../loop/index.js';
+import { driveLoop, type LoopOptions, type LoopRequestContext, type LoopResult } from '../loop/index.js';
 import { customOption, type OpenAIResponsesOptions } from './customTools.js';
 import { continueOpenAIChatTurn, runOpenAIChatTurn, type OpenAIChatTurn } from './runChatTurn.js';
 import { continueOpenAIResponsesTurn, runOpenAIResponsesTurn, type OpenAIResponsesTurn } from './runResponsesTurn.js';
-
-/** What `request` is told besides the conversation. */
-interface RequestContext {
-  /** The step the response will be (1 for the first; loops re-entered count on). */
-  readonly step: number;
-  readonly signal: AbortSignal | undefined;
-}
 
 /**
  * Options of {@link runOpenAIChatLoop}: the conversation so far, how to request a response, and the
@@ -33,7 +26,7 @@ export interface OpenAIChatLoopOptions extends LoopOptions {
   /** Requests the next response with the conversation, streamed, with your own client. */
   readonly request: (
     messages: ChatCompletionMessageParam[],
-    context: RequestContext,
+    context: LoopRequestContext,
   ) => AsyncIterable<ChatCompletionChunk> | Observable<ChatCompletionChunk> | PromiseLike<AsyncIterable<ChatCompletionChunk> | Observable<ChatCompletionChunk>>;
 }
 
@@ -105,7 +98,7 @@ export interface OpenAIResponsesLoopOptions extends LoopOptions, OpenAIResponses
   /** Requests the next response with the input, streamed, with your own client (stateless: the whole input each time). */
   readonly request: (
     input: ResponseInputItem[],
-    context: RequestContext,
+    context: LoopRequestContext,
   ) => AsyncIterable<ResponseStreamEvent> | Observable<ResponseStreamEvent> | PromiseLike<AsyncIterable<ResponseStreamEvent> | Observable<ResponseStreamEvent>>;
 }
 

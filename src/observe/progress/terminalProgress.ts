@@ -13,6 +13,7 @@ import { applyEvent, callKey, describeLine, type CallLine } from './callLines.js
  * ```
  */
 export interface ProgressOutput {
+  /** Writes text as it is (lines end in `\n`; on a TTY, with the ANSI moves that redraw the live lines). */
   write(text: string): unknown;
   /** A terminal: lines are updated in place. `process.stdout.isTTY`. */
   readonly isTTY?: boolean;
