@@ -245,7 +245,7 @@ describe('a fresh project that installs the tarball', () => {
 
   it("runs the README's example, type-checked against the published types, as ESM and as CommonJS", () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const example = /## Example\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    const example = /## Quick start\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     expect(readFileSync(path.join(root, 'examples/quick-start.ts'), 'utf8')).toBe(example); // the file the suite type-checks
     const lines = example!.split('\n');
