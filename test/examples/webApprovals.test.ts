@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { READY_MS } from '../support/timing.js';
 
 const tsx = createRequire(import.meta.url).resolve('tsx/cli');
 const dir = mkdtempSync(join(tmpdir(), 'web-approvals-'));
@@ -16,7 +17,7 @@ function start(): Promise<{ readonly url: string; readonly child: ChildProcess; 
   const child = spawn(process.execPath, [tsx, 'examples/web-approvals.ts'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output.join('')}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output.join('')}`)), READY_MS);
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => {
       output.push(chunk.toString());
@@ -76,5 +77,5 @@ describe('examples/web-approvals.ts: approvals answered in a later request, by a
     expect(again).toMatchObject({ status: 400, json: { error: 'token_used' } });
     expect(ran(second.output)).toEqual(['write_file #3', 'search #5']);
     await stop(second.child);
-  }, 90_000);
+  });
 });
