@@ -45,6 +45,12 @@ describe('the test harness (a vitest of its own, on test/support/fixtures)', () 
     expect(run.stderr).toContain('test/support/fixtures/leakyHook.fixture.ts: pid');
   });
 
+  it('fails a file whose tests let a process warning be printed, and not for one a test took', () => {
+    expect(run.stdout + run.stderr).toMatch(/FAIL {2}test\/support\/fixtures\/warns\.fixture\.ts/);
+    expect(run.stdout + run.stderr).toMatch(/let 1 process warning\(s\) through, which Node printed[^\n]*\n {2}FixtureWarning: let through/);
+    expect(run.stderr).not.toMatch(/FixtureWarning: taken/);
+  });
+
   it('ends the run with what it skipped, each with why', () => {
     const report = run.stdout.slice(run.stdout.indexOf(' Skipped: '));
     expect(report.split('\n').slice(0, 5)).toEqual([
