@@ -17,6 +17,12 @@ export const MARK = 'TOOLSTREAM_TEST_SPAWNED_BY';
 export const RUN = 'TOOLSTREAM_TEST_RUN';
 export const RUN_DIR = 'TOOLSTREAM_TEST_RUN_DIR';
 
+/**
+ * A helper that serves the process that started it and ends with it (its stdin closes): esbuild's
+ * service, which tsup's `build` leaves running in a test file's process. Not a leftover.
+ */
+const SERVES_ITS_PARENT = /\besbuild\b.* --service=/;
+
 /** A process the net killed: its pid and command line, and the test file whose mark it carried. */
 export interface Leftover {
   readonly pid: number;
@@ -39,7 +45,7 @@ function marked(prefix: string): { readonly pid: number; readonly mark: string }
       continue; // gone meanwhile, or not ours to read
     }
     const mark = environ.split('\0').find((variable) => variable.startsWith(wanted));
-    if (mark !== undefined) found.push({ pid, mark: mark.slice(MARK.length + 1) });
+    if (mark !== undefined && !SERVES_ITS_PARENT.test(commandOf(pid))) found.push({ pid, mark: mark.slice(MARK.length + 1) });
   }
   return found;
 }

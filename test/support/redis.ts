@@ -27,6 +27,9 @@ export function redisAvailable(): boolean {
 }
 let installed: boolean | undefined;
 
+/** Why the fleet tests cannot run here ({@link REDIS_MISSING}), or undefined when they can: for `skippedBecause`. */
+export const redisMissing = (): string | undefined => (redisAvailable() ? undefined : REDIS_MISSING);
+
 /** Under CI a missing Redis fails instead of skipping: the fleet is part of what CI must check. */
 export function requireRedis(): void {
   if (process.env['CI'] === 'true' && !redisAvailable()) throw new Error(`CI=true but ${REDIS_MISSING}`);
