@@ -25,11 +25,11 @@ describe('the examples', () => {
     const file = /The schedule as a picture \(open it in a browser\): (.+\.svg)$/m.exec(out)?.[1];
     expect(file).toBeDefined();
     expect(readFileSync(file!, 'utf8').match(/data-part="(body|outcome)"/g)).toHaveLength(7);
-  }, 60_000);
+  });
 
   it('npm run example:ptc: a program reads the sources; a broken one gets its line and column', async () => {
     const out = await run('examples/ptc.ts');
     expect(out).toContain('the escape attempt ended as: denied');
     expect(out).toContain('TypeError: cannot read property \'length\' of undefined\n    at line 2, column 28');
-  }, 60_000);
+  });
 });

@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { filter, from, lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { createPipeline, defineTool, SourceError, type PostPolicy, type ToolCall } from '../src/index.js';
+import { deferred } from './support/deferred.js';
+import { stretched } from './support/timing.js';
 
-/** A parallel tool `t` that sleeps `args.ms`; `onStart` sees each body start. */
-const sleeper = (onStart: (ms: number) => void = () => undefined, onEnd: (ms: number) => void = () => undefined) =>
+/** A parallel tool `t` that sleeps `args.ms` (or waits as `wait` says); `onStart` sees each body start. */
+const sleeper = (onStart: (ms: number) => void = () => undefined, onEnd: (ms: number) => void = () => undefined, wait: (ms: number) => Promise<unknown> = sleep) =>
   defineTool({
     name: 't',
     description: 't',
@@ -13,16 +15,22 @@ const sleeper = (onStart: (ms: number) => void = () => undefined, onEnd: (ms: nu
     mode: 'parallel',
     execute: async ({ ms }) => {
       onStart(ms);
-      await sleep(ms);
+      await wait(ms);
       onEnd(ms);
       return ms;
     },
   });
 
-/** One slow call first, then `fast` quick ones; counts how many bodies started while the slow one ran. */
-async function straggler(maxPending: number, fast = 50) {
+/**
+ * One slow call first, then `fast` quick ones; counts how many bodies started while the slow one ran.
+ * The slow one runs 80 ms — or, `untilAllRan`, until every quick one ended (whatever the machine's speed:
+ * on a busy one, 50 quick bodies may take longer than 80 ms).
+ */
+async function straggler(maxPending: number, fast = 50, untilAllRan = false) {
   let slowRunning = false;
   let startedBehind = 0;
+  let ended = 0;
+  const allRan = deferred();
   const tool = sleeper(
     (ms) => {
       if (ms > 10) slowRunning = true;
@@ -30,7 +38,9 @@ async function straggler(maxPending: number, fast = 50) {
     },
     (ms) => {
       if (ms > 10) slowRunning = false;
+      else if (++ended === fast) allRan.resolve();
     },
+    (ms) => (ms > 10 && untilAllRan ? Promise.race([allRan.promise, sleep(stretched(5000))]) : sleep(ms)), // a pool that held them back fails, not hangs
   );
   const calls: ToolCall[] = [{ id: 'slow', name: 't', args: { ms: 80 } }];
   for (let i = 0; i < fast; i++) calls.push({ id: `f${i}`, name: 't', args: { ms: 1 } });
@@ -48,7 +58,7 @@ describe('maxPending', () => {
   });
 
   it('with Infinity the pool keeps busy behind the straggler', async () => {
-    const { startedBehind } = await straggler(Infinity);
+    const { startedBehind } = await straggler(Infinity, 50, true);
     expect(startedBehind).toBe(50);
   });
 

@@ -20,8 +20,16 @@ const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'
 const esbuild = createRequire(import.meta.url).resolve('esbuild/bin/esbuild');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
+/**
+ * How long one command (npm pack builds dist/ with its types; npm install) may take, and a hook or test
+ * running a few of them: minutes on a busy machine (npm pack passed 120 s at load 25). Ceilings only a
+ * hang reaches. A command runs synchronously, so its own timeout, not the test's, is the one that fires.
+ */
+const COMMAND_MS = 300_000;
+const SEVERAL_COMMANDS_MS = 600_000;
+
 const run = (file: string, args: readonly string[], cwd: string): string =>
-  execFileSync(file, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  execFileSync(file, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: COMMAND_MS });
 const node = (args: readonly string[], cwd = root): string => run(process.execPath, args, cwd);
 
 let work: string;
@@ -30,7 +38,7 @@ beforeAll(() => {
   work = mkdtempSync(path.join(tmpdir(), 'toolstream-package-'));
   run('npm', ['pack', '--silent', '--pack-destination', work], root);
   tarball = path.join(work, `toolstream-${manifest.version}.tgz`);
-}, 180_000);
+}, SEVERAL_COMMANDS_MS);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the tarball', () => {
@@ -148,7 +156,7 @@ describe('the built package, from the repository', () => {
     const load = "const [t, q, zod] = await Promise.all([import('toolstream'), import('toolstream/quickjs'), import('zod')]);";
     expect(node(['--input-type=module', '-e', program(load)]).trim()).toBe('6 true');
     expect(node(['--input-type=commonjs', '-e', program("const t = require('toolstream'), q = require('toolstream/quickjs'), zod = require('zod');")]).trim()).toBe('6 true');
-  }, 90_000);
+  }, SEVERAL_COMMANDS_MS);
 });
 
 describe('a fresh project that installs the tarball', () => {
@@ -160,7 +168,7 @@ describe('a fresh project that installs the tarball', () => {
     // What the README's install line says, with the versions this repository tests against.
     const deps = ['rxjs', 'zod'].map((name) => `${name}@${manifest.devDependencies[name]}`);
     run('npm', ['install', tarball, ...deps, '--prefer-offline', '--no-audit', '--no-fund', '--silent'], app);
-  }, 180_000);
+  }, SEVERAL_COMMANDS_MS);
 
   /** The packages every file the core entries load imports, following their relative imports (the chunks they share). */
   const coreImports = (): { readonly bare: ReadonlySet<string>; readonly files: number } => {
@@ -260,7 +268,7 @@ describe('a fresh project that installs the tarball', () => {
     const expected = `call_1 ok ${readFileSync(path.join(app, 'package.json'), 'utf8').length}\ncall_2 error invalid_args\n`;
     expect(node(['example.mjs'], app)).toBe(expected);
     expect(node(['example.cjs'], app)).toBe(expected);
-  }, 60_000);
+  }, SEVERAL_COMMANDS_MS);
 
   it('runs an app that uses run_code from its esbuild bundle alone, without node_modules, as ESM and as CommonJS', () => {
     copyFileSync(path.join(root, 'examples/bundled-app.ts'), path.join(app, 'bundled-app.ts'));
@@ -276,7 +284,7 @@ describe('a fresh project that installs the tarball', () => {
     for (const file of ['app.mjs', 'app.cjs']) {
       expect(node([file], bare), file).toBe('ok {"sums":[11,12,13],"total":36}\n');
     }
-  }, 60_000);
+  }, SEVERAL_COMMANDS_MS);
 
   // Last: it installs fast-check into the app, which the tests above must not see.
   it('with fast-check installed, toolstream/testing loads; scriptedStream without the SDK rejects naming the package', () => {
@@ -294,5 +302,5 @@ describe('a fresh project that installs the tarball', () => {
       expect(node(['-e', parse(load, 'anthropic')], app).trim(), load).toBe('function sdk_missing @anthropic-ai/sdk true');
       expect(node(['-e', parse(load, 'chat')], app).trim(), load).toBe('function sdk_missing openai true');
     }
-  }, 120_000);
+  }, SEVERAL_COMMANDS_MS);
 });

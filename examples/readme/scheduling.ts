@@ -54,7 +54,8 @@ const results = await pipeline.run(calls);
 assert.deepEqual(results.map((r) => r.status), calls.map(() => 'ok'));
 assert.equal(mostBrowsers, 2);
 assert.equal(browsers.active(), 0);
-// g3 (another host) did not wait behind g2, which waited for g1's permit.
-const [g1, g2, g3] = results.slice(4).map((r) => r.timing.startedAt!);
-assert.ok(g2! >= g1! + 15 && g3! < g1! + 15);
+// g3 (another host) did not wait behind g2, which waited for g1's permit: told by order, not by a
+// number of milliseconds (a busy machine stretches those).
+const [g1, g2, g3] = results.slice(4).map((r) => r.timing);
+assert.ok(g2!.startedAt! >= g1!.endedAt! && g3!.startedAt! < g1!.endedAt!);
 console.log('scheduling: limits held');

@@ -27,7 +27,7 @@ const pipeline = createPipeline({ tools: [readFile] });
 const responses: Record<string, ToolCall[]> = {
   'summarise the docs': [
     { id: 'toolu_1', name: 'read_file', args: { path: 'README.md', ms: 1 } },
-    { id: 'toolu_2', name: 'read_file', args: { path: 'docs/DESIGN.md', ms: 5_000 } },
+    { id: 'toolu_2', name: 'read_file', args: { path: 'docs/DESIGN.md', ms: 10_000 } },
   ],
   'only the changelog, please': [{ id: 'toolu_3', name: 'read_file', args: { path: 'CHANGELOG.md', ms: 1 } }],
 };
@@ -40,7 +40,7 @@ const modelStream = (message: string, signal: AbortSignal): Observable<ToolCall>
   });
 const userMessages$ = from([
   { text: 'summarise the docs', at: 0 },
-  { text: 'only the changelog, please', at: 100 }, // while docs/DESIGN.md is still being read
+  { text: 'only the changelog, please', at: 1000 }, // once README.md was read, while docs/DESIGN.md still is (on a busy machine too)
 ]).pipe(concatMap(({ text, at }) => timer(at).pipe(map(() => text))));
 
 // #region readme

@@ -27,7 +27,8 @@ import { redisJournal } from '../../src/bullmq/index.js';
 import { sqliteJournal } from '../../src/durable/sqlite/index.js';
 import type { JournalEntry, JournalStore } from '../../src/index.js';
 import { buildChild } from '../durable/sqlite/processes.js';
-import { redisAvailable, requireRedis, startRedis } from '../support/redis.js';
+import { redisAvailable, redisMissing, requireRedis, startRedis } from '../support/redis.js';
+import { skippedBecause } from '../support/skip.js';
 import { Adversary } from './chaosAdversary.js';
 import { checkAdversary, checkTurns, countsLine } from './chaosChecks.js';
 import { FaultWindow, injectFaults, type FaultTarget, type FaultTiming } from './chaosFaults.js';
@@ -77,7 +78,7 @@ async function journalsOf(store: JournalStore, turns: readonly TurnRecord[]): Pr
   return new Map(await Promise.all(turns.map(async (record) => [record.turn, await store.read(record.turn)] as const)));
 }
 
-describe.skipIf(!redisAvailable())('chaos: agents and workers SIGKILLed and SIGSTOPped at random, forged and replayed jobs (real processes, SQLite and Redis)', () => {
+describe.skipIf(!redisAvailable())(skippedBecause('chaos: agents and workers SIGKILLed and SIGSTOPped at random, forged and replayed jobs (real processes, SQLite and Redis)', redisMissing()), () => {
   const stopping = new AbortController();
   const pools: ProcessPool[] = [];
   const cleanups: (() => unknown)[] = [];

@@ -89,7 +89,8 @@ export class Adversary {
 
   /** A waiting job, completed through raw Redis with a value of its call's shape and a made-up signature. */
   async forge(): Promise<boolean> {
-    const waiting = await this.#redis.lrange(this.#queue.keys.wait!, 0, -1);
+    // Not a job it replayed: that one is for a genuine worker to refuse.
+    const waiting = (await this.#redis.lrange(this.#queue.keys.wait!, 0, -1)).filter((id) => !this.replayed.some((replay) => replay.jobId === id));
     if (waiting.length === 0) return false;
     const jobId = this.random.pick(waiting);
     const job = await this.#queue.getJob(jobId);
@@ -112,6 +113,10 @@ export class Adversary {
     const token = randomUUID();
     const victim = await this.#byHand.getNextJob(token, { block: false });
     if (victim === undefined) return false;
+    // The next waiting job may be one it replayed (more often on a busy machine, where jobs wait longer):
+    // taken by hand, no genuine worker gets to refuse it, so it no longer counts as a replay.
+    const replay = this.replayed.findIndex((each) => each.jobId === victim.id);
+    if (replay !== -1) this.replayed.splice(replay, 1);
     this.#touched.add(victim.id!);
     await victim.moveToCompleted(genuine.returnvalue, token, false);
     this.planted.push({ how: 'copied', jobId: victim.id!, call: callOf(victim), value: (genuine.returnvalue as { value: unknown }).value });

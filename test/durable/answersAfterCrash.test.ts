@@ -79,14 +79,17 @@ describe('resuming after a process stopped between two journal writes', () => {
         throw new Error('SQLITE_BUSY'); // every renewal
       },
     };
-    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 60)) });
+    // The body runs until the run stops it: however late the timers fire on a busy machine, the lease is
+    // lost before the body could end. A lease of 600 ms (renewed every 200) is tried more than once
+    // unless a round comes over 400 ms late.
+    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: (_args, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve('stopped'))) });
     const uncaught: unknown[] = [];
     const saved = process.listeners('uncaughtException');
     const collect = (error: unknown) => void uncaught.push(error);
     process.removeAllListeners('uncaughtException');
     process.on('uncaughtException', collect);
     try {
-      const pipeline = createPipeline({ tools: [slow], journal: failing, approvalSecret: SECRET, leaseMs: 15 });
+      const pipeline = createPipeline({ tools: [slow], journal: failing, approvalSecret: SECRET, leaseMs: 600 });
       await expect(pipeline.run([{ id: 's', name: 'slow', args: {} }], { turn: 't' })).rejects.toMatchObject({ code: 'lease_lost', results: [], cause: expect.objectContaining({ message: 'SQLITE_BUSY' }) });
     } finally {
       process.off('uncaughtException', collect);
@@ -106,8 +109,20 @@ describe('resuming after a process stopped between two journal writes', () => {
         return journal.renew(lease, ms);
       },
     };
-    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 120)) });
-    const pipeline = createPipeline({ tools: [slow], journal: blip, approvalSecret: SECRET, leaseMs: 90 });
+    // The body runs until a renewal after the failed one succeeded (not for a fixed time the renewals
+    // might not fit in on a busy machine). A lease of 600 ms (renewed every 200) outlives the failed
+    // renewal unless the next round comes over 400 ms late.
+    const renewedAfterBlip = deferred();
+    const slow = defineTool({ name: 'slow', description: 's', input: z.object({}), execute: () => renewedAfterBlip.promise.then(() => 'done') });
+    const watched: JournalStore = {
+      ...blip,
+      renew: (lease, ms) => {
+        const renewed = blip.renew(lease, ms); // at once, as memoryJournal answers: the blip throws
+        if (renewals > 1 && renewed === true) renewedAfterBlip.resolve();
+        return renewed;
+      },
+    };
+    const pipeline = createPipeline({ tools: [slow], journal: watched, approvalSecret: SECRET, leaseMs: 600 });
     expect(outline(await pipeline.run([{ id: 's', name: 'slow', args: {} }], { turn: 't' }))).toEqual([['s', 'ok', undefined]]);
     expect(renewals).toBeGreaterThan(1);
   });

@@ -134,7 +134,7 @@ describe('programs in durable turns (QuickJS)', () => {
   it("the README's example runs (examples/readme/durable-programs.ts)", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/readme/durable-programs.ts'], { encoding: 'utf8' });
     expect(stdout).toContain('durable program: ok');
-  }, 60_000);
+  });
 });
 
 describe('programs in durable turns (scripted runtime)', () => {

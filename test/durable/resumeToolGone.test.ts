@@ -28,5 +28,5 @@ describe('resuming a turn whose started call names a tool this pipeline no longe
       ['a', 'error', 'outcome_unknown'],
       ['b', 'ok', undefined],
     ]);
-  }, 10_000);
+  });
 });

@@ -218,6 +218,6 @@ describe('the agent loops, against a server that replays a recorded conversation
         expect(loop.steps(body), where).toEqual(expectedSteps(i + 1, loop.callId, loop.errorFlag));
         loop.wellFormed(body, i + 1);
       });
-    }, 60_000);
+    });
   }
 });

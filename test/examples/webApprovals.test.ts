@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startExample, stopExample } from './exampleServer.js';
+import { READY_MS } from '../support/timing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'web-approvals-'));
 const env = { ...process.env, JOURNAL: join(dir, 'turns.db'), WORKSPACE: join(dir, 'workspace'), APPROVAL_SECRET: randomBytes(32).toString('hex'), PORT: '0' };
@@ -13,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const children = new Set<ChildProcess>();
 afterAll(() => children.forEach((child) => child.kill('SIGKILL')));
 /** Starts examples/web-approvals.ts; resolves once it listens, with its URL and what it printed. */
-const start = () => startExample('examples/web-approvals.ts', env, children, 30_000);
+const start = () => startExample('examples/web-approvals.ts', env, children, READY_MS);
 const stop = stopExample;
 const post = async (url: string, body?: unknown) => {
   const response = await fetch(url, { method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
@@ -60,5 +61,5 @@ describe('examples/web-approvals.ts: approvals answered in a later request, by a
     expect(again).toMatchObject({ status: 400, json: { error: 'token_used' } });
     expect(ran(second.output)).toEqual(['write_file #3', 'search #5']);
     await stop(second.child);
-  }, 90_000);
+  });
 });

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { setFleetLimits, type RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline, defineTool } from '../../src/index.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
+import { stretched } from '../support/timing.js';
 import { sleep, stubborn } from './support/contracts.js';
 import { now } from './support/fleetTools.js';
 import { until, useFleet, WITH_REDIS } from './support/fleet.js';
@@ -44,7 +45,7 @@ describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (
     latencies.sort((a, b) => a - b);
     const [p50, p99] = [percentile(latencies, 50), percentile(latencies, 99)];
     console.log(`remote cancel → the worker body's signal: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${latencies.at(-1)!.toFixed(2)} ms (50 trials, loopback)`);
-    expect(p99).toBeLessThan(1000); // the target is 50 ms; this only catches a cancel that does not travel
+    expect(p99).toBeLessThan(stretched(1000)); // the target is 50 ms; this only catches a cancel that does not travel
   });
 
   it('cancel-rest (a failing sibling of the turn) aborts an active job', async () => {
@@ -112,8 +113,9 @@ describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (
     // In the agent, the slot was the deaf call's for its limit and the grace (one clock: the agent's).
     const [deafAt, nextAt] = results.map((r) => r.timing.startedAt!);
     expect(nextAt! - deafAt!).toBeGreaterThanOrEqual(600 + 200 - 20); // timeout 600 + grace 200 (minus timer slack)
-    // On the workers, the next body started while the deaf one still ran (4000 ms).
-    expect(nextStart! - deafStart!).toBeLessThan(3500);
+    // On the workers, the next body started while the deaf one still ran (4000 ms; it may not have ended yet).
+    const deafEnd = events.find((event) => event.callId === deaf && event.e === 'end')?.t ?? Infinity;
+    expect(nextStart!).toBeLessThan(deafEnd);
     expect(abortSeen(deaf)).toBeDefined(); // it was told
   });
 });

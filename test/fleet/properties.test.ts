@@ -30,6 +30,7 @@ import { z } from 'zod';
 import { remoteTools, type RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline, defineTool, type OnError, type PrePolicy, type ToolResult } from '../../src/index.js';
 import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { stretched } from '../support/timing.js';
 import { step, stepAlone } from './support/contracts.js';
 import { monotonicMs, type WorkerEvent } from './support/fleetTools.js';
 import { intervals, maxOverlap, SECRET, testFleet, WITH_REDIS, type TestFleet } from './support/fleet.js';
@@ -42,7 +43,7 @@ const NUM_RUNS = Number(process.env['FLEET_PROPERTY_RUNS'] ?? 200);
 const gate = fc.constantFrom('allow', 'allow', 'allow', 'deny', 'ask-yes', 'ask-no');
 /** A body that would outlast any cancel's travel: only in runs whose signal is aborted (they end early). */
 const LONG_MS = 2000;
-/** How long a cancel may take to reach a worker (Redis pub/sub; the cancel test prints p50/p99): generous for a loaded machine. */
+/** How long a cancel may take to reach a worker on an idle machine (Redis pub/sub; the cancel test prints p50/p99), stretched on a busy one. */
 const CANCEL_TRAVEL_MS = 250;
 const callSpec = fc.record({
   tool: fc.constantFrom('step', 'step', 'step_alone', 'local'),
@@ -217,7 +218,7 @@ describe.skipIf(!redisAvailable())(`the invariants with remote tools (${WITH_RED
             // (the agent answers at once; the worker hears it over Redis): then there was nothing to abort.
             if (run !== undefined && !events.some((event) => event.callId === id && event.e === 'abort')) {
               seen.endedBeforeCancelArrived++;
-              expect(run.end - (cut + MONOTONIC_OFFSET), `${id} was cancelled while its body ran, which never saw its signal abort: ${context}`).toBeLessThan(CANCEL_TRAVEL_MS);
+              expect(run.end - (cut + MONOTONIC_OFFSET), `${id} was cancelled while its body ran, which never saw its signal abort: ${context}`).toBeLessThan(stretched(CANCEL_TRAVEL_MS));
             }
           }
           if (!result.started) expect(runs.has(id), `${id} ran, never dispatched: ${context}`).toBe(false);

@@ -95,7 +95,9 @@ describe.skipIf(!available)(`SIGKILL a process mid-turn, resume from another (re
     }
   }
 
-  it(`nothing that started runs twice, every call is answered — over ${KILLS} kills`, async () => {
+  // About 10 s on an idle machine; each trial starts a node process, so on a busy one (load 25 on two
+  // cores) it took over the suite's 120 s: a ceiling only a hang reaches.
+  it(`nothing that started runs twice, every call is answered — over ${KILLS} kills`, { timeout: 300_000 }, async () => {
     let kills = 0;
     let trials = 0;
     let withUnfinished = 0;

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RemoteTools } from '../../src/bullmq/index.js';
 import { createPipeline } from '../../src/index.js';
 import { redisAvailable, requireRedis } from '../support/redis.js';
+import { stretched } from '../support/timing.js';
 import { sleep, sleepIdempotent } from './support/contracts.js';
 import { now } from './support/fleetTools.js';
 import { until, useFleet, WITH_REDIS } from './support/fleet.js';
@@ -44,7 +45,7 @@ describe.skipIf(!redisAvailable())(`a worker SIGKILLed mid-body (${WITH_REDIS})`
     expect(second!.pid).not.toBe(first!.pid);
     expect((result.value as { pid: number }).pid).toBe(second!.pid);
     console.log(`worker death noticed (the job started again) ${(second!.t - killedAt).toFixed(0)} ms after SIGKILL (lockMs ${LOCK_MS}, bound ${BOUND_MS})`);
-    expect(second!.t - killedAt).toBeLessThan(BOUND_MS + 1500); // slack for a loaded machine
+    expect(second!.t - killedAt).toBeLessThan(BOUND_MS + stretched(1500)); // slack for timers and processes, more on a loaded machine
   });
 
   it('any other tool\'s call is outcome_unknown, and its body ran exactly once', async () => {
@@ -54,7 +55,7 @@ describe.skipIf(!redisAvailable())(`a worker SIGKILLed mid-body (${WITH_REDIS})`
     expect(result).toMatchObject({ status: 'error', error: { code: 'outcome_unknown' } });
     expect(result.error!.message).toContain('it is not idempotent, so it was not run again');
     console.log(`worker death answered outcome_unknown ${(answeredAt - killedAt).toFixed(0)} ms after SIGKILL (lockMs ${LOCK_MS}, bound ${BOUND_MS})`);
-    expect(answeredAt - killedAt).toBeLessThan(BOUND_MS + 1500);
+    expect(answeredAt - killedAt).toBeLessThan(BOUND_MS + stretched(1500));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(starts(id)).toHaveLength(1);
   });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileGlob, GlobSet } from '../../src/util/glob.js';
+import { stretched } from '../support/timing.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
@@ -66,7 +67,7 @@ describe('compileGlob', () => {
     expect(compileGlob('*a*a*a*a*a*a*a*a*b').test('a'.repeat(20_000))).toBe(false);
     expect(compileGlob('*a*a*a*a*a*a*a*a*b', { ignoreCase: true }).test('A'.repeat(20_000))).toBe(false);
     // Generous: the naive translation takes minutes here; this fails only if the construction is lost.
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(performance.now() - started).toBeLessThan(stretched(1_000));
   });
 
   it('property: literal pieces of a name, in order, joined by * match the name', () => {

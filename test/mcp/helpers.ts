@@ -4,6 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { deferred, type Deferred } from '../support/deferred.js';
+import { stretched } from '../support/timing.js';
 import { z } from 'zod';
 
 /** A connected client, and every message its server received. */
@@ -159,8 +160,12 @@ export function listingServer(tools: readonly Tool[], pageSize = tools.length ||
   return { server, pages };
 }
 
-/** Rejects when `promise` has not settled within `ms` (so a missing event fails fast, with a name). */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/**
+ * Rejects when `promise` has not settled within `idleMs` (stretched on a busy machine), so a missing
+ * event fails fast, with a name.
+ */
+export async function within<T>(promise: Promise<T>, idleMs: number, what: string): Promise<T> {
+  const ms = stretched(idleMs);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);

@@ -12,6 +12,7 @@ import { drawTimeline } from '../../src/observe/timeline/drawTimeline.js';
 import { anyCall, call } from './timelineCalls.js';
 import { STATUS_COLORS } from '../../src/observe/timeline/styles.js';
 import { chromiumAvailable, CHROMIUM_MISSING, launchChromium, requireChromium } from '../support/chromium.js';
+import { stretched } from '../support/timing.js';
 import { scheduleScenario } from './timelineScenario.js';
 
 requireChromium();
@@ -26,7 +27,7 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline in a real browser${chromiu
   beforeAll(async () => {
     browser = await launchChromium();
     dir = mkdtempSync(join(tmpdir(), 'toolstream-timeline-'));
-  }, 30_000);
+  });
   afterAll(async () => {
     await browser?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
@@ -44,7 +45,7 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline in a real browser${chromiu
     for (const result of results) {
       const bar = page.locator(`[data-call-id="${result.id}"][data-part]`);
       expect(await bar.count(), result.id).toBe(1);
-      await expect.poll(() => bar.isVisible(), { timeout: 2000 }).toBe(true);
+      await expect.poll(() => bar.isVisible(), { timeout: stretched(2000) }).toBe(true);
       const box = (await bar.boundingBox())!;
       expect(box.width, result.id).toBeGreaterThan(1);
       measured.push({ result, box });

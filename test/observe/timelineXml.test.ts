@@ -65,7 +65,7 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline parses as XML in a real br
     browser = await launchChromium();
     page = await browser.newPage();
     dir = mkdtempSync(join(tmpdir(), 'toolstream-timeline-xml-'));
-  }, 30_000);
+  });
   afterAll(async () => {
     await browser?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
@@ -95,7 +95,7 @@ describe.skipIf(!chromiumAvailable())(`renderTimeline parses as XML in a real br
       }),
       { numRuns: 150 },
     );
-  }, 60_000);
+  });
 
   it('ordinary text, markup characters, tabs and line breaks included, is drawn unchanged', async () => {
     const id = 'call <1> & "two" \'3\'\tfour\nfive\r\nsix — 七 😀';

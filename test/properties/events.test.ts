@@ -69,5 +69,5 @@ describe('the event stream is consistent with the results (property)', () => {
       }),
       { numRuns: NUM_RUNS },
     );
-  }, 60_000);
+  });
 });

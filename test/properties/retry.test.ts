@@ -136,5 +136,5 @@ describe('retry under random latencies, failures, timeouts, cancel-rest and abor
       ),
       { numRuns: NUM_RUNS },
     );
-  }, 60_000);
+  });
 });

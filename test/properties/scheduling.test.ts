@@ -285,5 +285,5 @@ describe('scheduling under random limits, rate limits, retries, barriers, failur
       ),
       { numRuns: NUM_RUNS },
     );
-  }, 60_000);
+  });
 });

@@ -21,8 +21,10 @@ import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
 import { resolvePipelineOptions } from '../../src/pipeline/options.js';
 import { pipelineHandle } from '../../src/engine/pipelineHandle.js';
 import { SubCalls } from '../../src/ptc/subCalls.js';
+import { stretched } from '../support/timing.js';
+import { UNREACHED_LIMIT_MS } from './quickjs/helpers.js';
 
-const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });
+const runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 2 });
 afterAll(() => runtime.close());
 
 /** Records which bodies ran, with what, and how many ran at once. */
@@ -30,7 +32,9 @@ function recorder() {
   const ran: { name: string; args: unknown }[] = [];
   let running = 0;
   let peak = 0;
-  const tool = (name: string, mode: 'parallel' | 'exclusive' = 'parallel', delayMs = 0) =>
+  const ended: string[] = [];
+  /** `wait`: milliseconds the body sleeps, or a promise it waits for. */
+  const tool = (name: string, mode: 'parallel' | 'exclusive' = 'parallel', wait: number | Promise<unknown> = 0) =>
     defineTool({
       name,
       description: `The ${name} tool`,
@@ -41,14 +45,21 @@ function recorder() {
         running++;
         peak = Math.max(peak, running);
         try {
-          if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+          if (typeof wait !== 'number') await wait;
+          else if (wait > 0) await sleep(wait, undefined, { signal });
           return { tool: name, n: args.n ?? null };
         } finally {
           running--;
+          ended.push(name);
         }
       },
     });
-  return { ran, tool, peak: () => peak };
+  /** Resolves once `n` bodies of `name` ended — or after a ceiling only a hang passes. */
+  const endedOf = async (name: string, n: number) => {
+    const deadline = performance.now() + stretched(10_000);
+    while (ended.filter((e) => e === name).length < n && performance.now() < deadline) await sleep(5);
+  };
+  return { ran, tool, peak: () => peak, endedOf };
 }
 
 /** A tool that runs until its signal aborts; `started` resolves when its body began, `aborted()` tells whether it saw the abort. */
@@ -262,8 +273,9 @@ describe('runCodeTool: every sub-call passes the same pipeline', () => {
 
 describe('runCodeTool: scheduling', () => {
   it('runs sub-calls by their own modes within maxParallelSubCalls, and answers each as it finishes', async () => {
-    const { tool, peak } = recorder();
-    const pipeline = createPipeline({ tools: [tool('read', 'parallel', 30), tool('slow', 'parallel', 300), runCodeTool({ runtime, maxParallelSubCalls: 3 })] });
+    const { tool, peak, endedOf } = recorder();
+    // The slow call runs until the eight reads ended, however long that takes on a busy machine.
+    const pipeline = createPipeline({ tools: [tool('read', 'parallel', 30), tool('slow', 'parallel', endedOf('read', 8)), runCodeTool({ runtime, maxParallelSubCalls: 3 })] });
     const [result] = await pipeline.run([
       call(`
         const order = [];
@@ -345,7 +357,7 @@ describe('runCodeTool: results, failures and cancellation', () => {
     const [result] = await results;
     expect(result?.status).toBe('cancelled');
     expect(hang.aborted()).toBe(true);
-    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect(performance.now() - t0).toBeLessThan(stretched(2_000));
     // The runtime is healthy afterwards.
     const [next] = await createPipeline({ tools: [runCodeTool({ runtime })] }).run([call('return 1 + 1')]);
     expect(output(next).value).toBe(2);
@@ -356,17 +368,17 @@ describe('runCodeTool: results, failures and cancellation', () => {
     const t0 = performance.now();
     const [result] = await pipeline.run([call('while (true) {}')]);
     expect(result?.error?.code).toBe('timeout');
-    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect(performance.now() - t0).toBeLessThan(stretched(3_000));
   });
 
   it('a program\'s unfinished sub-calls are cancelled when it returns', async () => {
     const { tool } = recorder();
-    const pipeline = createPipeline({ tools: [tool('slow', 'parallel', 5_000), runCodeTool({ runtime })] });
+    const pipeline = createPipeline({ tools: [tool('slow', 'parallel', 60_000), runCodeTool({ runtime })] });
     const t0 = performance.now();
     const [result] = await pipeline.run([call(`tools.slow({}); return 'early'`)]);
     expect(output(result).value).toBe('early');
     expect(output(result).subCalls.map((sub) => [sub.status, sub.error?.code])).toEqual([['cancelled', 'cancelled']]);
-    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect(performance.now() - t0).toBeLessThan(stretched(2_000)); // not the minute its body would take
   });
 });
 

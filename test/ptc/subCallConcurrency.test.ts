@@ -3,12 +3,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError, createPipeline, defineTool, runCodeTool, type ProgramOutput } from '../../src/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
+import { stretched } from '../support/timing.js';
+import { UNREACHED_LIMIT_MS } from './quickjs/helpers.js';
 
 // A program's sub-calls run in a pool of their own: without `maxParallelSubCalls` it is bounded by the
 // pipeline's `concurrency`, the bound the host set for tool bodies; only an explicit
 // `maxParallelSubCalls` sets another.
 
-const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 1 });
+const runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 1 });
 afterAll(() => runtime.close());
 
 /**
@@ -31,7 +33,7 @@ function counted(calls: number) {
       try {
         while (started < calls) {
           const seen = started;
-          await sleep(200, undefined, { signal });
+          await sleep(stretched(200), undefined, { signal }); // no other body started meanwhile: all that may run at once do
           if (started === seen) break;
         }
         return n;

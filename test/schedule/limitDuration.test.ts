@@ -3,22 +3,26 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, renderTimeline, type ToolResult } from '../../src/index.js';
 import { callsFromResults } from '../../src/observe/timeline/fromResults.js';
+import { stretched } from '../support/timing.js';
 
 const input = z.object({});
-const tool = (name: string, scheduling: object) =>
-  defineTool({ name, description: name, input, mode: 'parallel', ...scheduling, execute: async () => { await sleep(30); return name; } });
+const tool = (name: string, scheduling: object, ms: number) =>
+  defineTool({ name, description: name, input, mode: 'parallel', ...scheduling, execute: async () => { await sleep(ms); return name; } });
 const calls = (name: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${name}${i}`, name, args: {} }));
 
 describe('timing.durations.limit: the part of the queue spent waiting for a limit or rate limit', () => {
   it('counts the wait for a permit and for a token, inside queue; a wait for a slot only is not limit time', async () => {
+    // Each body runs 30 ms on an idle machine, longer on a busy one: the six calls are all taken in
+    // before the first body ends, so plain1 waits for a slot.
+    const ms = stretched(30);
     const pipeline = createPipeline({
-      tools: [tool('lim', { limit: { max: 1 } }), tool('rate', { rateLimit: { max: 1, perMs: 60 } }), tool('plain', {})],
+      tools: [tool('lim', { limit: { max: 1 } }, ms), tool('rate', { rateLimit: { max: 1, perMs: 60 } }, ms), tool('plain', {}, ms)],
       concurrency: 3,
     });
     const [lim0, lim1, rate0, rate1, plain0, plain1] = await pipeline.run([...calls('lim', 2), ...calls('rate', 2), ...calls('plain', 2)]);
-    // lim1 waited ~30 ms for lim0's permit; rate1 ~60 ms for rate0's token; plain1 only for a slot.
+    // lim1 waited a body's time for lim0's permit; rate1 ~60 ms for rate0's token; plain1 only for a slot.
     expect(lim0!.timing.durations.limit).toBe(0);
-    expect(lim1!.timing.durations.limit).toBeGreaterThanOrEqual(25);
+    expect(lim1!.timing.durations.limit).toBeGreaterThanOrEqual(ms - 5);
     expect(rate1!.timing.durations.limit).toBeGreaterThanOrEqual(55);
     for (const r of [lim0, lim1, rate0, rate1, plain0, plain1]) expect(r!.timing.durations.limit).toBeLessThanOrEqual(r!.timing.durations.queue);
     expect(plain1!.timing.durations.queue).toBeGreaterThan(10);

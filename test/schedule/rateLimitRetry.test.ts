@@ -10,6 +10,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, createRateLimiter, defineTool, type RateLimiter, type ToolCall } from '../../src/index.js';
+import { stretched } from '../support/timing.js';
 import { countedTimers } from './countedTimers.js';
 
 const input = z.object({ key: z.string(), frames: z.number().default(1), failures: z.number().default(1) });
@@ -69,7 +70,7 @@ describe('rateLimit with retry: the exact reproduction of issue 24, finding 1', 
     const run = createPipeline({ tools: [flaky], concurrency: 2 }).run(calls);
     // The whole run takes about 0.7 s (backoffs of 200 ms, a token every 50 ms); a deadlock never ends.
     let bound: ReturnType<typeof setTimeout> | undefined;
-    const hung = new Promise<'hung'>((resolve) => (bound = setTimeout(() => resolve('hung'), 10_000)));
+    const hung = new Promise<'hung'>((resolve) => (bound = setTimeout(() => resolve('hung'), stretched(10_000))));
     const results = await Promise.race([run, hung]);
     clearTimeout(bound);
     expect(results === 'hung' ? 'hung' : results.map((r) => [r.id, r.status, r.attempts])).toEqual([
@@ -78,7 +79,7 @@ describe('rateLimit with retry: the exact reproduction of issue 24, finding 1', 
       ['c2', 'ok', 2],
       ['c3', 'ok', 2],
     ]);
-  }, 20_000);
+  });
 });
 
 describe('rateLimit with retry (virtual time)', () => {

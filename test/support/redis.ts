@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { READY_MS } from './timing.js';
 
 /**
  * A real Redis for the fleet tests: the one `.ci/run` started (`REDIS_URL`), else one of our own when
@@ -21,8 +22,13 @@ export const REDIS_MISSING = 'no Redis: set REDIS_URL, or install one (`apt-get 
 /** Whether the fleet tests can run here: a Redis was given, or one can be started. */
 export function redisAvailable(): boolean {
   if (process.env['REDIS_URL'] !== undefined) return true;
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  installed ??= spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  return installed;
 }
+let installed: boolean | undefined;
+
+/** Why the fleet tests cannot run here ({@link REDIS_MISSING}), or undefined when they can: for `skippedBecause`. */
+export const redisMissing = (): string | undefined => (redisAvailable() ? undefined : REDIS_MISSING);
 
 /** Under CI a missing Redis fails instead of skipping: the fleet is part of what CI must check. */
 export function requireRedis(): void {
@@ -86,13 +92,33 @@ export async function startRedis(options: { readonly own?: boolean; readonly per
   };
 }
 
-/** Starts redis-server with `args`; resolves once it answers PING on `port`. */
+/**
+ * Starts redis-server with `args`; resolves once it answers PING on `port` — within {@link READY_MS},
+ * else it is killed and the start fails. PING goes over a socket of our own (no `redis-cli` process,
+ * which `spawnSync` would wait for with the event loop stopped: on a busy machine, a test's timers too).
+ */
 async function serve(args: readonly string[], port: number, url: string): Promise<ChildProcess> {
   const server: ChildProcess = spawn('redis-server', args, { stdio: 'ignore' });
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.includes('PONG')) return server;
+  const deadline = performance.now() + READY_MS;
+  while (performance.now() < deadline && server.exitCode === null) {
+    if (await pings(port)) return server;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   server.kill('SIGKILL');
-  throw new Error(`redis-server did not answer PING on ${url}`);
+  throw new Error(`redis-server did not answer PING on ${url} within ${READY_MS / 1000} s${server.exitCode === null ? '' : ` (it exited with code ${server.exitCode})`}`);
+}
+
+/** Whether a Redis on 127.0.0.1:`port` answers PING (false while nothing listens yet, or it is loading). */
+function pings(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let answer = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+    const done = (pong: boolean) => (socket.destroy(), resolve(pong));
+    socket.setTimeout(5000, () => done(false));
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString();
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+    socket.on('error', () => done(false));
+  });
 }

@@ -11,6 +11,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import { firstValueFrom, Subject, tap, toArray } from 'rxjs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { skippedBecause } from '../../support/skip.js';
 import { z } from 'zod';
 import {
   fromOpenAIResponsesStream,
@@ -253,7 +254,8 @@ describe('toOpenAIResponsesInput with free-form tools', () => {
   });
 });
 
-describe.skipIf(!existsSync(`${CORPUS_DIR}vercel-xai-x-search-custom.jsonl`))('the recorded xAI stream (vercel-xai-x-search-custom)', () => {
+const XAI = `${CORPUS_DIR}vercel-xai-x-search-custom.jsonl`;
+describe.skipIf(!existsSync(XAI))(skippedBecause('the recorded xAI stream (vercel-xai-x-search-custom)', existsSync(XAI) ? undefined : `no recording at ${XAI}`), () => {
   const recorded = (): ResponseStreamEvent[] =>
     existsSync(`${CORPUS_DIR}vercel-xai-x-search-custom.jsonl`)
       ? readFileSync(`${CORPUS_DIR}vercel-xai-x-search-custom.jsonl`, 'utf8')

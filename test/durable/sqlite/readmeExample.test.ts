@@ -9,4 +9,4 @@ const root = fileURLToPath(new URL('../../..', import.meta.url));
 it('examples/readme/sqlite.ts runs: the turn resumed from a journal opened anew replays, and the e-mail went once', async () => {
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/readme/sqlite.ts'], { cwd: root, encoding: 'utf8' });
   expect(stdout.trim()).toBe('sqlite example: ok');
-}, 60_000);
+});

@@ -112,7 +112,9 @@ describe('SIGKILL at random moments (real processes, one SQLite file)', () => {
     });
   }
 
-  it(`no non-idempotent body runs twice, every call gets one result, the file stays intact — over ${KILLS} kills`, async () => {
+  // About 11 s on an idle machine; each trial starts a node process, so on a busy one (load 25 on two
+  // cores) it took over the suite's 120 s: a ceiling only a hang reaches.
+  it(`no non-idempotent body runs twice, every call gets one result, the file stays intact — over ${KILLS} kills`, { timeout: 300_000 }, async () => {
     let kills = 0;
     let trials = 0;
     let beforeWrites = 0;

@@ -19,7 +19,8 @@ import { endOf } from '../../../src/durable/pruning.js';
 import { sqliteJournal } from '../../../src/durable/sqlite/index.js';
 import { memoryJournal, type JournalEntry, type JournalStore, type ToolResult } from '../../../src/index.js';
 import { deferred, type Deferred } from '../../support/deferred.js';
-import { redisAvailable, requireRedis, startRedis, type TestRedis } from '../../support/redis.js';
+import { redisAvailable, redisMissing, requireRedis, startRedis, type TestRedis } from '../../support/redis.js';
+import { skippedBecause } from '../../support/skip.js';
 import { buildChild, startChild } from '../sqlite/processes.js';
 import { STALL_LEASE_MS, stallPipeline, stallTurn } from './stallTools.js';
 
@@ -141,7 +142,7 @@ describe('a stalled owner (SIGSTOP past its lease, then SIGCONT) cannot start a 
 
   for (const when of WHENS) {
     it(`on SQLite, waking ${when}`, () => stall('sqlite', when));
-    it.skipIf(!redisAvailable())(`on Redis, waking ${when}`, () => stall('redis', when));
+    it.skipIf(!redisAvailable())(skippedBecause(`on Redis, waking ${when}`, redisMissing()), () => stall('redis', when));
     it(`on the memory journal (one process: its store calls held), waking ${when}`, () => memoryStall(when, fresh()));
   }
 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { remoteTools, type FleetWarning, type RemoteTools, type RemoteToolsOptions } from '../../../src/bullmq/index.js';
 import type { ToolContract } from '../../../src/index.js';
 import { REDIS_MISSING, redisAvailable, startRedis, type TestRedis } from '../../support/redis.js';
+import { READY_MS, stretched } from '../../support/timing.js';
 import type { WorkerEvent } from './fleetTools.js';
 import type { WorkerConfig } from './workerProcess.js';
 
@@ -35,13 +36,13 @@ export interface TestFleet {
   /** Empties the workers' logs (they keep appending to the same files). */
   clearEvents(): void;
   /**
-   * Stops the workers (SIGTERM: each closes its worker and exits; SIGKILL after 3 s), deletes the prefix's
+   * Stops the workers (SIGTERM: each closes its worker and exits; SIGKILL after 3 s, stretched on a busy machine), deletes the prefix's
    * keys and the logs; resolves with how each stopped.
    */
   stop(): Promise<readonly ProcessExit[]>;
 }
 
-/** How a test process stopped: by itself once told (SIGTERM), or killed when it had not after 3 s; and how long it took. */
+/** How a test process stopped: by itself once told (SIGTERM), or killed when it had not in time; and how long it took. */
 export interface ProcessExit {
   readonly pid: number | undefined;
   readonly closedItself: boolean;
@@ -62,9 +63,12 @@ export function testFleet(url: string): TestFleet {
     workers,
     async start(n, queues, options = {}) {
       const config: WorkerConfig = { url, prefix, secret: SECRET, logDir, queues, ...options };
-      const started = await Promise.all(Array.from({ length: n }, () => startProcess(WORKER, { FLEET_WORKER: JSON.stringify(config) })));
-      workers.push(...started);
-      return started;
+      // Each one is the fleet's (so `stop` stops it) from the moment it runs, not once it is ready: a
+      // set-up that fails or times out while they start leaves none behind.
+      const launched = Array.from({ length: n }, () => launchProcess(WORKER, { FLEET_WORKER: JSON.stringify(config) }));
+      workers.push(...launched.map(({ child }) => child));
+      await Promise.all(launched.map(({ ready }) => ready));
+      return launched.map(({ child }) => child);
     },
     events: () => readEvents(logDir),
     clearEvents: () => {
@@ -84,20 +88,26 @@ export function testFleet(url: string): TestFleet {
  * ours); resolves once it printed "ready". Its stderr is ours.
  */
 export async function startProcess(script: string, env: Readonly<Record<string, string>>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    await ready(child);
-  } catch (error) {
-    child.kill('SIGKILL'); // not left behind when it never got ready
-    throw error;
-  }
+  const { child, ready } = launchProcess(script, env);
+  await ready;
   return child;
+}
+
+/**
+ * {@link startProcess}, with the process at once: the caller can stop it while it starts. `ready`
+ * rejects (and the process is killed) when it exits first or says nothing within {@link READY_MS}.
+ */
+export function launchProcess(script: string, env: Readonly<Record<string, string>>): { readonly child: ChildProcess; readonly ready: Promise<void> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const started = ready(child);
+  started.catch(() => child.kill('SIGKILL')); // not left behind when it never got ready
+  return { child, ready: started };
 }
 
 function ready(child: ChildProcess): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error('a test process did not get ready in 15 s')), 15_000);
+    const timer = setTimeout(() => reject(new Error(`a test process did not get ready in ${READY_MS / 1000} s`)), READY_MS);
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('ready')) (clearTimeout(timer), resolvePromise());
@@ -106,14 +116,14 @@ function ready(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Stops a test process: SIGTERM, then SIGKILL after 3 s. */
+/** Stops a test process: SIGTERM, then SIGKILL after 3 s (on an idle machine: {@link stretched} on a busy one). */
 export async function stopProcess(child: ChildProcess): Promise<ProcessExit> {
   const exit = () => ({ pid: child.pid, closedItself: child.exitCode === 0, ms: performance.now() - startedAt });
   const startedAt = performance.now();
   if (child.exitCode !== null || child.signalCode !== null) return exit();
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), stretched(3000));
   await exited;
   clearTimeout(timer);
   return exit();
@@ -154,11 +164,12 @@ export function intervals(events: readonly WorkerEvent[]): Map<string, { readonl
   return runs;
 }
 
-/** Waits until `check` holds (polling every 2 ms), or fails after `ms`. */
+/** Waits until `check` holds (polling every 2 ms), or fails after `ms` (on an idle machine: {@link stretched} on a busy one). */
 export async function until(check: () => boolean, ms = 10_000, what = 'the condition'): Promise<void> {
-  const deadline = Date.now() + ms;
+  const limit = stretched(ms);
+  const deadline = Date.now() + limit;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${limit.toFixed(0)} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 2));
   }
 }

@@ -6,12 +6,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createQuickJSRuntime } from '../../../src/ptc/quickjs/createQuickJSRuntime.js';
 import type { CodeRuntime } from '../../../src/ptc/types.js';
-import { deferred, expectHealthy, sleep, tools } from './helpers.js';
+import { deferred, expectHealthy, sleep, tools, UNREACHED_LIMIT_MS } from './helpers.js';
 
 const runtimes: CodeRuntime[] = [];
 afterAll(() => Promise.all(runtimes.map((runtime) => runtime.close())));
 const runtimeWith = (options: Parameters<typeof createQuickJSRuntime>[0]) => {
-  const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 1, ...options });
+  const runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 1, ...options });
   runtimes.push(runtime);
   return runtime;
 };

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQuickJSRuntime } from '../../../src/ptc/quickjs/createQuickJSRuntime.js';
 import type { CodeBinding, CodeRuntime, HostFunction } from '../../../src/ptc/types.js';
-import { failureOf, tools } from './helpers.js';
+import { failureOf, tools, UNREACHED_LIMIT_MS } from './helpers.js';
 
 let runtime: CodeRuntime;
 beforeAll(() => {
-  runtime = createQuickJSRuntime({ timeoutMs: 5000, poolSize: 1 });
+  runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 1 });
 });
 afterAll(() => runtime.close());
 

@@ -4,6 +4,12 @@ export { deferred } from '../../support/deferred.js';
 
 export const MiB = 2 ** 20;
 
+/**
+ * The time limit of a runtime whose programs the test means to end some other way (memory, output, an
+ * error, a value): far past what any of them takes, however busy the machine, so none ends by time.
+ */
+export const UNREACHED_LIMIT_MS = 60_000;
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

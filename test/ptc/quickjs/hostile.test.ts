@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQuickJSRuntime } from '../../../src/ptc/quickjs/createQuickJSRuntime.js';
 import type { CodeRuntime } from '../../../src/ptc/types.js';
-import { expectHealthy, failureOf, MiB, tools } from './helpers.js';
+import { expectHealthy, failureOf, MiB, tools, UNREACHED_LIMIT_MS } from './helpers.js';
 
 /*
  * Program-controlled text that crosses to the host in a failure is capped inside QuickJS. Before, a
@@ -10,7 +10,7 @@ import { expectHealthy, failureOf, MiB, tools } from './helpers.js';
  */
 let runtime: CodeRuntime;
 beforeAll(() => {
-  runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 1, memoryLimitBytes: 128 * MiB, maxValueChars: 1000, resourceLimits: { maxOldGenerationSizeMb: 32 } });
+  runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 1, memoryLimitBytes: 128 * MiB, maxValueChars: 1000, resourceLimits: { maxOldGenerationSizeMb: 32 } });
 });
 afterAll(() => runtime.close());
 

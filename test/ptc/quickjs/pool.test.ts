@@ -9,12 +9,13 @@ import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createQuickJSRuntime } from '../../../src/ptc/quickjs/createQuickJSRuntime.js';
 import type { CodeRunResult, CodeRuntime } from '../../../src/ptc/types.js';
-import { deferred, expectHealthy, failureOf, sleep, tools } from './helpers.js';
+import { READY_MS, stretched } from '../../support/timing.js';
+import { deferred, expectHealthy, failureOf, sleep, tools, UNREACHED_LIMIT_MS } from './helpers.js';
 
 describe('pool', () => {
   let runtime: CodeRuntime;
   beforeAll(() => {
-    runtime = createQuickJSRuntime({ timeoutMs: 5000, poolSize: 2 });
+    runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 2 });
   });
   afterAll(() => runtime.close());
 
@@ -26,7 +27,7 @@ describe('pool', () => {
       // A barrier: it lets the programs on only once both are running (false if the other never came).
       enter: async () => {
         if (++inside === 2) both.resolve();
-        return Promise.race([both.promise.then(() => true), sleep(3000).then(() => false)]);
+        return Promise.race([both.promise.then(() => true), sleep(stretched(3000)).then(() => false)]);
       },
       leave: () => {
         insideAtFirstLeave ||= inside;
@@ -51,7 +52,7 @@ describe('pool', () => {
     });
     const program = (name: string) => `await tools.start({ name: '${name}' }); await tools.hold(); return '${name}'`;
     const runs = ['a', 'b', 'c'].map((name) => runtime.run({ program: program(name), bindings: [binding] }));
-    await vi.waitFor(() => expect(started).toHaveLength(2), { timeout: 5000 });
+    await vi.waitFor(() => expect(started).toHaveLength(2), { timeout: stretched(5000) });
     await sleep(200);
     expect([...started].sort()).toEqual(['a', 'b']);
     gate.resolve();
@@ -73,7 +74,7 @@ describe('pool', () => {
 
 describe('close()', () => {
   it('ends the runs in flight and waiting as aborted, waits for them, and refuses later runs', async () => {
-    const runtime = createQuickJSRuntime({ timeoutMs: 10_000, poolSize: 2 });
+    const runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 2 });
     const started = { cpu: deferred(), host: deferred() };
     let hostSignal: AbortSignal | undefined;
     const binding = tools({
@@ -120,7 +121,7 @@ describe('close()', () => {
         ].join('\n'),
       );
       const tsx = createRequire(import.meta.url).resolve('tsx');
-      const { stdout } = await promisify(execFile)(process.execPath, ['--import', tsx, entry], { timeout: 15_000 });
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', tsx, entry], { timeout: READY_MS });
       expect(JSON.parse(stdout)).toEqual([{ value: 1, logs: [] }, { value: 2, logs: [] }]);
     } finally {
       await rm(directory, { recursive: true, force: true });
@@ -130,7 +131,7 @@ describe('close()', () => {
 
 describe('a runtime that keeps running', () => {
   it('serves many runs with failures in between', async () => {
-    const runtime = createQuickJSRuntime({ timeoutMs: 2000, poolSize: 1 });
+    const runtime = createQuickJSRuntime({ timeoutMs: UNREACHED_LIMIT_MS, poolSize: 1 });
     try {
       const programs = ['return 1', 'throw new Error("x")', 'return () => 1', 'const a = []; while (true) a.push(new ArrayBuffer(2 ** 20));'];
       for (let round = 0; round < 10; round++) {

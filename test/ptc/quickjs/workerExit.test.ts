@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQuickJSRuntime } from '../../../src/ptc/quickjs/createQuickJSRuntime.js';
 import type { CodeRuntime } from '../../../src/ptc/types.js';
-import { expectHealthy, failureOf, MiB } from './helpers.js';
+import { expectHealthy, failureOf, MiB, UNREACHED_LIMIT_MS } from './helpers.js';
 
 /*
  * The worker's own V8 heap (not the interpreter's memory) runs out: Node terminates the worker
@@ -15,7 +15,7 @@ import { expectHealthy, failureOf, MiB } from './helpers.js';
 let runtime: CodeRuntime;
 beforeAll(() => {
   runtime = createQuickJSRuntime({
-    timeoutMs: 10_000,
+    timeoutMs: UNREACHED_LIMIT_MS,
     poolSize: 1,
     memoryLimitBytes: 512 * MiB,
     maxLogChars: Infinity,
