@@ -4,6 +4,7 @@ import { refusal, signPayload, type UnsignedPayload } from '../../src/bullmq/job
 import { watchJob } from '../../src/bullmq/jobObserve.js';
 import type { JobEnd, ObservedJob } from '../../src/bullmq/index.js';
 import { asTraceCarrier } from '../../src/util/traceCarrier.js';
+import { capturingWarnings } from '../support/warnings.js';
 
 const secret = Buffer.from('the trace context tests sign with this secret');
 const place = { jobId: 'ts-1', prefix: 'toolstream', queue: 'q' };
@@ -42,16 +43,8 @@ describe("a job's trace context", () => {
 
 describe('a job observer that throws', () => {
   const job: ObservedJob = { jobId: 'j', queue: 'q', tool: 't', callId: 'c', index: 0, turn: undefined, attempt: 1, traceContext: undefined };
-  const warnings = () => {
-    const seen: string[] = [];
-    const listen = (warning: Error) => void seen.push(warning.message);
-    process.on('warning', listen);
-    return { seen, stop: () => process.off('warning', listen) };
-  };
-
   it('never keeps the body from running, nor runs it twice; the body\'s own error and value stand', async () => {
-    const heard = warnings();
-    try {
+    const { warnings } = await capturingWarnings(async () => {
       let runs = 0;
       const body = () => ++runs;
       expect(watchJob(() => { throw new Error('asked'); }, job)).toBeUndefined();
@@ -65,16 +58,14 @@ describe('a job observer that throws', () => {
       const swallowing = watchJob(() => ({ run: (inner) => { try { return inner(); } catch { return 0 as never; } }, end: () => undefined }), job)!;
       expect(() => swallowing.run(() => { throw new Error('the body failed'); })).toThrow('the body failed');
       expect(runs).toBe(3);
-      await new Promise((resolve) => setTimeout(resolve, 10)); // warnings are emitted on the next tick
-      expect(heard.seen).toEqual([
-        'the job observer failed observing job j (t): asked',
-        'the job observer failed running job j (t): before',
-        'the job observer failed running job j (t): after',
-        'the job observer failed ending job j (t): end',
-        'the job observer failed running job j (t): its run() did not call the body',
-      ]);
-    } finally {
-      heard.stop();
-    }
+    });
+    expect(warnings.map((warning) => warning.message)).toEqual([
+      'the job observer failed observing job j (t): asked',
+      'the job observer failed running job j (t): before',
+      'the job observer failed running job j (t): after',
+      'the job observer failed ending job j (t): end',
+      'the job observer failed running job j (t): its run() did not call the body',
+    ]);
+    expect(new Set(warnings.map((warning) => warning.name))).toEqual(new Set(['ToolstreamObserverWarning']));
   });
 });
