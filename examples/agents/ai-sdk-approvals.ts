@@ -14,9 +14,9 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { openai } from '@ai-sdk/openai';
 import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, streamText, type UIMessage } from 'ai';
-import { createPipeline, suspendApprovals } from '../../src/index.js';
-import { ContinuationError, continuationOf, runAISDKLoop, stepCountIs, toAISDKTools } from '../../src/adapters/ai-sdk/index.js';
-import { sqliteJournal } from '../../src/durable/sqlite/index.js';
+import { createPipeline, suspendApprovals } from 'toolstream';
+import { ContinuationError, continuationOf, runAISDKLoop, stepCountIs, toAISDKTools } from 'toolstream/ai-sdk';
+import { sqliteJournal } from 'toolstream/sqlite';
 import { openWorkspace } from '../workspace.js';
 import { instructions } from './console.js';
 

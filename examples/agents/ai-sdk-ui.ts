@@ -15,8 +15,8 @@
 // the answer, within approvalTimeoutMs), or suspends: a durable loop whose approvals are useChat's own (examples/agents/ai-sdk-approvals.ts).
 import { openai } from '@ai-sdk/openai';
 import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, streamText, type LanguageModel, type UIMessage } from 'ai';
-import { createPipeline } from '../../src/index.js';
-import { runAISDKTurn, toAISDKToolOutputChunks, toAISDKTools } from '../../src/adapters/ai-sdk/index.js';
+import { createPipeline } from 'toolstream';
+import { runAISDKTurn, toAISDKToolOutputChunks, toAISDKTools } from 'toolstream/ai-sdk';
 import { openWorkspace } from '../workspace.js';
 import { instructions } from './console.js';
 

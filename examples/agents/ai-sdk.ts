@@ -10,8 +10,8 @@
 // the Responses API). The tools work on the demo's workspace (examples/workspace.ts).
 import { openai } from '@ai-sdk/openai';
 import { streamText, type ModelMessage } from 'ai';
-import { createPipeline } from '../../src/index.js';
-import { runAISDKTurn, toAISDKTools } from '../../src/adapters/ai-sdk/index.js';
+import { createPipeline } from 'toolstream';
+import { runAISDKTurn, toAISDKTools } from 'toolstream/ai-sdk';
 import { openWorkspace } from '../workspace.js';
 import { instructions, prompt, report, yes } from './console.js';
 

@@ -7,8 +7,8 @@
 // The SDK's own variables reach the API or any compatible server: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
 // (ANTHROPIC_MODEL picks the model). The tools work on the demo's workspace (examples/workspace.ts).
 import Anthropic from '@anthropic-ai/sdk';
-import { createPipeline } from '../../src/index.js';
-import { runAnthropicTurn, toAnthropicTools } from '../../src/adapters/anthropic/index.js';
+import { createPipeline } from 'toolstream';
+import { runAnthropicTurn, toAnthropicTools } from 'toolstream/anthropic';
 import { openWorkspace } from '../workspace.js';
 import { instructions, prompt, report, yes } from './console.js';
 

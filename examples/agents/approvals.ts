@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import Anthropic from '@anthropic-ai/sdk';
-import { createPipeline, memoryJournal, suspendApprovals, type ApprovalResponse, type PendingApproval } from '../../src/index.js';
-import { runAnthropicLoop, toAnthropicTools, type AnthropicLoopOptions } from '../../src/adapters/anthropic/index.js';
+import { createPipeline, memoryJournal, suspendApprovals, type ApprovalResponse, type PendingApproval } from 'toolstream';
+import { runAnthropicLoop, toAnthropicTools, type AnthropicLoopOptions } from 'toolstream/anthropic';
 import { openWorkspace } from '../workspace.js';
 import { instructions, prompt, report, yes } from './console.js';
 

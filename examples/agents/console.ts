@@ -1,6 +1,6 @@
 // What the agent loops share besides the workspace: the prompt from the command line, the system
 // instructions, and a line per call of each turn.
-import type { ToolResult } from '../../src/index.js';
+import type { ToolResult } from 'toolstream';
 
 /** The prompt: the command line's arguments (but `--yes`), or the demo's task. */
 export function prompt(): string {

@@ -9,8 +9,8 @@
 // workspace (examples/workspace.ts).
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { createPipeline } from '../../src/index.js';
-import { runOpenAIChatTurn, toOpenAIChatTools } from '../../src/adapters/openai/index.js';
+import { createPipeline } from 'toolstream';
+import { runOpenAIChatTurn, toOpenAIChatTools } from 'toolstream/openai';
 import { openWorkspace } from '../workspace.js';
 import { instructions, prompt, report, yes } from './console.js';
 

@@ -10,8 +10,8 @@
 // (OPENAI_MODEL picks the model). The tools work on the demo's workspace (examples/workspace.ts).
 import OpenAI from 'openai';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
-import { createPipeline } from '../../src/index.js';
-import { runOpenAIResponsesTurn, toOpenAIResponsesTools } from '../../src/adapters/openai/index.js';
+import { createPipeline } from 'toolstream';
+import { runOpenAIResponsesTurn, toOpenAIResponsesTools } from 'toolstream/openai';
 import { openWorkspace } from '../workspace.js';
 import { instructions, prompt, report, yes } from './console.js';
 

@@ -6,9 +6,9 @@ import { appendFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { createToolWorker } from '../../../src/bullmq/index.js';
-import { implementTool } from '../../../src/index.js';
-import { workerTracing } from '../../../src/otel/index.js';
+import { createToolWorker } from 'toolstream/bullmq';
+import { implementTool } from 'toolstream';
+import { workerTracing } from 'toolstream/otel';
 import { explode, lookup } from './contracts.js';
 import { setUpTracing } from './tracing.js';
 
