@@ -96,13 +96,6 @@ export class AssistantMessageAssembler {
     return { role: 'assistant', content: content as unknown as ContentBlockParam[] };
   }
 
-  /** The text of the message's text blocks, one line per block. */
-  text(): string {
-    return this.#blocks
-      .filter((block) => block['type'] === 'text' && typeof block['text'] === 'string' && block['text'] !== '')
-      .map((block) => block['text'] as string)
-      .join('\n');
-  }
 
   #startMessage(message: unknown): void {
     this.#closeAll();

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../../types/json.js';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import { continueDurableTurn, durableFields, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement } from '../loop/index.js';
+import { continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
 import { AssistantMessageAssembler, type AnthropicAssistantMessage } from './assistantMessage.js';
 import type { AnthropicEventSource } from './events.js';
 import { readAnthropicCalls } from './fromAnthropicStream.js';
@@ -128,8 +128,7 @@ export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEven
   const calls = readAnthropicCalls(events, (event) => assembler.push(event));
   const settled = await settleRun(pipeline, runOptions.turn, pipeline.run(calls, runOptions));
   const state = { message: assembler.message(), stopReason: assembler.stopReason };
-  // A run stopped by a lease may not have read the whole stream: its message is not known in full.
-  const known = settled.kind === 'answered' || settled.kind === 'suspended';
+  const known = readInFull(settled);
   return anthropicTurn(pipeline, settled, state, { turn: runOptions.turn, step, known, secret });
 }
 
@@ -165,7 +164,7 @@ function anthropicTurn(
   pipeline: Pipeline,
   settled: Settlement,
   { message, stopReason }: AnthropicState,
-  facts: { readonly turn: string | undefined; readonly step: number; readonly known: boolean; readonly secret: ContinuationOptions['secret'] },
+  facts: TurnPlace,
 ): AnthropicTurn {
   const { results } = settled;
   const answered = settled.kind === 'answered';

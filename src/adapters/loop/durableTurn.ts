@@ -56,6 +56,36 @@ export async function settleRun(pipeline: Pipeline, turn: string | undefined, ru
  * const facts: TurnFacts = { provider: 'ai-sdk', turn: 'conv-1/2', step: 2, state: { messages }, done: false };
  * ```
  */
+/**
+ * Where a provider's turn stands, as its formatter needs it: the durable turn, its step, the secret of
+ * its continuation, and whether its assistant message is known in full (see {@link readInFull}).
+ *
+ * @example
+ * ```ts
+ * const place: TurnPlace = { turn: 'conv-1/1', step: 1, known: readInFull(settled), secret: undefined };
+ * ```
+ */
+export interface TurnPlace {
+  readonly turn: string | undefined;
+  readonly step: number;
+  readonly known: boolean;
+  readonly secret: ContinuationOptions['secret'];
+}
+
+/**
+ * Whether a run read its model stream to the end, so the assistant message assembled from it is whole:
+ * a run stopped by a lease (`turn_leased`, `lease_lost`) may not have. (A continued turn's message comes
+ * from its continuation, whole.)
+ *
+ * @example
+ * ```ts
+ * const known = readInFull(await settleRun(pipeline, turn, pipeline.run(calls, { turn })));
+ * ```
+ */
+export function readInFull(settled: Settlement): boolean {
+  return settled.kind === 'answered' || settled.kind === 'suspended';
+}
+
 export interface TurnFacts extends ContinuationOptions {
   readonly provider: LoopProvider;
   /** The durable turn; `undefined` for a plain run (it never suspends). */

@@ -10,7 +10,7 @@ import type { JsonValue } from '../../types/json.js';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import { continueDurableTurn, durableFields, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement } from '../loop/index.js';
+import { continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
 import { argumentsText } from './argumentsText.js';
 import { toOpenAIChatToolMessages } from './chatFormat.js';
 import { firstChoice, readOpenAIChatCalls } from './chatStream.js';
@@ -149,8 +149,7 @@ export async function runOpenAIChatTurn(
   const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: text !== '' ? text : toolCalls.length > 0 ? null : '' };
   if (refusal !== '') message.refusal = refusal;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  // A run stopped by a lease may not have read the whole stream: its message is not known in full.
-  const known = settled.kind === 'answered' || settled.kind === 'suspended';
+  const known = readInFull(settled);
   return chatTurn(pipeline, settled, { message, finishReason: finishReason ?? null }, { turn: runOptions.turn, step, known, secret });
 }
 
@@ -184,7 +183,7 @@ function chatTurn(
   pipeline: Pipeline,
   settled: Settlement,
   state: ChatState,
-  facts: { readonly turn: string | undefined; readonly step: number; readonly known: boolean; readonly secret: ContinuationOptions['secret'] },
+  facts: TurnPlace,
 ): OpenAIChatTurn {
   const { results } = settled;
   const { message } = state;

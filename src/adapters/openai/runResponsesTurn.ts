@@ -10,7 +10,7 @@ import { argumentsText } from './argumentsText.js';
 import { customOption, type OpenAICustomTools, type OpenAIResponsesOptions } from './customTools.js';
 import { toOpenAIResponsesInput } from './responsesFormat.js';
 import { readOpenAIResponsesCalls } from './responsesStream.js';
-import { continueDurableTurn, durableFields, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement } from '../loop/index.js';
+import { continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
 
 /**
  * Options of {@link runOpenAIResponsesTurn}: the run's (`signal`, `turn`), the free-form tools
@@ -152,8 +152,7 @@ async function runTurn(
   const runOptions: RunOptions = { ...(signal === undefined ? {} : { signal }), ...(turn === undefined ? {} : { turn }) };
   const settled = await settleRun(pipeline, turn, pipeline.run(calls$, runOptions));
   const state: ResponsesState = { output: collected.items(calls, custom), responseId: collected.responseId ?? null };
-  // A run stopped by a lease may not have read the whole stream: its output is not known in full.
-  const known = settled.kind === 'answered' || settled.kind === 'suspended';
+  const known = readInFull(settled);
   return responsesTurn(pipeline, settled, state, custom, { turn, step, known, secret });
 }
 
@@ -191,7 +190,7 @@ function responsesTurn(
   settled: Settlement,
   state: ResponsesState,
   custom: OpenAICustomTools | undefined,
-  facts: { readonly turn: string | undefined; readonly step: number; readonly known: boolean; readonly secret: ContinuationOptions['secret'] },
+  facts: TurnPlace,
 ): OpenAIResponsesTurn {
   const { results } = settled;
   const { output } = state;
