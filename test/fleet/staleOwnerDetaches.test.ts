@@ -24,7 +24,7 @@ const available = redisAvailable();
 describe.skipIf(!available)(`a stalled agent that lost its turn detaches from its remote jobs (${available ? 'real processes, a real Redis' : REDIS_MISSING})`, () => {
   it('the new owner gets the result of the job the stale agent had started; its body ran once, not cancelled', async () => {
     // The body outlasts the stall, and the stall outlasts the new owner's take-over, on a busy machine too.
-    const slow = slowness();
+    const slow = slowness(); // not an integer: the body's `ms` is rounded (its schema takes integers)
     const [agentChild, workerChild] = await Promise.all([buildChild('test/chaos/agentChild.ts'), buildChild('test/chaos/workerChild.ts')]);
     const redis = await startRedis();
     const run = `stale-${randomUUID()}`;
@@ -38,8 +38,11 @@ describe.skipIf(!available)(`a stalled agent that lost its turn detaches from it
     try {
       await Promise.all([agents.start(), workers.start()]);
       const [agent] = agents.ready();
-      const sent = agent!.send({ id: 1, op: 'run', turn: 't', calls: [{ id: 'c0', name: 'charge', args: { ms: 3000 * slow } }] });
-      await until(() => readBodyLines(logDir).some((line) => line.e === 'start'), 5000, 'the body to start');
+      const sent = agent!.send({ id: 1, op: 'run', turn: 't', calls: [{ id: 'c0', name: 'charge', args: { ms: Math.round(3000 * slow) } }] });
+      let early: unknown;
+      void sent.end.then((end) => (early = end));
+      await until(() => early !== undefined || readBodyLines(logDir).some((line) => line.e === 'start'), 5000, 'the body to start');
+      expect(early, 'the agent answered before the body started').toBeUndefined();
       agents.stall(agent!, 1200 * slow); // past its 500 ms lease; it wakes while the body still runs
       await sleep(700);
       const results = await chaosPipeline(journal, remote.tools).resume('t'); // re-attaches to the job
