@@ -146,10 +146,8 @@ async function durable(): Promise<unknown> {
   const tokens = await Promise.all(pending.map(async (p) => ({ callId: p.callId, tool: p.tool, reasons: p.reasons, ...(await tokenFacts(p.token)) })));
   const answers = pending.map((p) => ({ token: p.token, answer: p.callId === 'd2' ? ('allowed-once' as const) : ('rejected' as const) }));
   const resumed = await pipeline.resume(turn, { answers });
-  const again = await pipeline.resume(turn).then(
-    () => 'resumed again',
-    (error: { code?: string }) => `refused: ${error.code}`,
-  );
+  // Once more, with no answers: the ended turn is replayed from the journal, and nothing runs again.
+  const again = (await pipeline.resume(turn)).map(brief);
   return { first: first.map(brief), tokens, resumed: resumed.map(brief), writes, keys, again };
 }
 

@@ -63,7 +63,11 @@ export const EXPECTED: Readonly<Record<(typeof CASES)[number], unknown>> = {
     ],
     writes: ['a.md'],
     keys: { d2: 'tsk-gXEDVvXSx4A_arUW8WsW0B50y7rN1I5jmPajpN0gD68' },
-    again: 'resumed again',
+    again: [
+      ['d1', 'ok', NOTES],
+      ['d2', 'ok', 'wrote a.md'],
+      ['d3', 'denied', 'approval_rejected'],
+    ],
   },
   'ai-sdk-stream': [
     ['a1', 'ok', NOTES],
