@@ -5,6 +5,9 @@ import { quickjsPayload } from './scripts/quickjsPayload.js';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    // `toolstream` as Node resolves it (the `node` export condition): the core and pathSandbox, as in 0.1.
+    'index.node': 'src/node/core.ts',
+    node: 'src/node/index.ts',
     anthropic: 'src/adapters/anthropic/index.ts',
     openai: 'src/adapters/openai/index.ts',
     'ai-sdk': 'src/adapters/ai-sdk/index.ts',

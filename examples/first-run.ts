@@ -8,7 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { concatMap, from, lastValueFrom, map, tap, timer, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createPipeline, defineTool, pathSandbox, terminalProgress, type ToolCall, type ToolResult } from '../src/index.js';
+import { createPipeline, defineTool, terminalProgress, type ToolCall, type ToolResult } from '../src/index.js';
+import { pathSandbox } from '../src/node/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url)); // the repository; tool paths are relative to it
 const notesDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolstream-first-run-'));

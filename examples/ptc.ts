@@ -9,11 +9,11 @@ import { z } from 'zod';
 import {
   createPipeline,
   defineTool,
-  pathSandbox,
   ProgramError,
   runCodeTool,
   type ProgramOutput,
 } from '../src/index.js';
+import { pathSandbox } from '../src/node/index.js';
 import { createQuickJSRuntime } from '../src/ptc/quickjs/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

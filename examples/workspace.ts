@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
-import { askTools, defineTool, pathSandbox, type AnyTool, type Approver, type PrePolicy } from '../src/index.js';
+import { askTools, defineTool, type AnyTool, type Approver, type PrePolicy } from '../src/index.js';
+import { pathSandbox } from '../src/node/index.js';
 
 export interface WorkspaceOptions {
   /** Where to say what the approver does; default: nowhere. (What runs, and when, the pipeline's events tell.) */

@@ -39,7 +39,7 @@ const ROOMS = [
   ['types/', 'types'], ['util/', 'util'], ['stream/', 'stream'], ['tool/', 'tool'], ['engine/', 'engine'],
   ['durable/', 'durable'], ['bullmq/', 'bullmq'], ['observe/', 'observe'], ['adapters/', 'adapters'],
   ['mcp/', 'mcp'], ['ptc/', 'ptc'], ['otel/', 'otel'], ['pipeline/', 'pipeline'], ['index.ts', 'pipeline'], ['turns/', 'turns'],
-  ['testing/', 'testing'],
+  ['testing/', 'testing'], ['node/', 'node'],
 ];
 
 // The rooms below the layers, low to high; a room may import the rooms below it.
@@ -67,6 +67,9 @@ const ALLOWED = {
   // toolstream/testing: arbitraries emit provider events, which users pipe through the adapters
   // themselves, so it needs no layer (resetRateLimits is re-exported from tool/).
   testing: ['types', 'util', 'stream', 'tool'],
+  // toolstream/node: what needs Node's file system (pathSandbox), and the core as Node resolves it
+  // (node/core.ts re-exports the composition root with pathSandbox, as 0.1's core did).
+  node: ['types', 'util', 'stream', 'tool', 'pipeline'],
 };
 
 // Issue 25's definition of an engine file, from the folders alone (see the header).

@@ -66,9 +66,7 @@ export type {
 // Policies
 export { MonotonicGuard, GuardRelaxedError, stricter } from './tool/policy/monotonicGuard.js';
 export { allowTools, askTools, denyTools } from './tool/policy/toolPatterns.js';
-export { pathSandbox } from './tool/policy/pathSandbox.js';
 export { DEFAULT_PATH_KEYS } from './tool/policy/pathArguments.js';
-export type { PathSandboxOptions } from './tool/policy/pathSandbox.js';
 export type {
   ApprovalAnswer,
   ApprovalRequest,

@@ -52,9 +52,9 @@ describe('the tarball', () => {
     expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
     expect(files.filter((file) => file.includes('worker'))).toEqual([]); // the worker is inside the payload
     // Every target of the exports map is shipped, and every declaration file declares something.
-    const targets = Object.values(manifest.exports).flatMap((entry) =>
-      typeof entry === 'string' ? [entry] : Object.values(entry).flatMap((conditions) => Object.values(conditions)),
-    );
+    type Target = string | { readonly [condition: string]: Target };
+    const leaves = (target: Target): string[] => (typeof target === 'string' ? [target] : Object.values(target).flatMap(leaves));
+    const targets = leaves(manifest.exports as Target);
     for (const target of targets) expect(files).toContain(target.replace(/^\.\//, ''));
     const extract = path.join(work, 'extracted');
     mkdirSync(extract);
@@ -63,7 +63,8 @@ describe('the tarball', () => {
       expect(statSync(path.join(extract, 'package', file)).size, file).toBeGreaterThan(200);
     }
     const packed = JSON.parse(readFileSync(path.join(extract, 'package', 'package.json'), 'utf8')) as Record<string, unknown>;
-    expect(packed['dependencies']).toBeUndefined();
+    // One dependency: the core's SHA-256 and HMAC on every runtime (a range, so an app's copy is shared).
+    expect(packed['dependencies']).toEqual({ '@noble/hashes': '^1.8.0' });
 
     // The README's relative links lead to files the package holds.
     const readme = readFileSync(path.join(extract, 'package', 'README.md'), 'utf8');
@@ -241,15 +242,29 @@ describe('a fresh project that installs the tarball', () => {
     expectFailsWithout('otel', '@opentelemetry/api', installOf('@opentelemetry/api'));
   });
 
-  it('pulls nothing but toolstream, rxjs (with tslib) and zod; the core never loads the QuickJS runtime', () => {
+  it('pulls nothing but toolstream, rxjs (with tslib), zod and @noble/hashes; the core never loads the QuickJS runtime', () => {
     const modules = path.join(app, 'node_modules');
     const installed = readdirSync(modules)
       .filter((name) => !name.startsWith('.'))
       .flatMap((name) => (name.startsWith('@') ? readdirSync(path.join(modules, name)).map((inner) => `${name}/${inner}`) : [name]));
-    expect(installed.sort()).toEqual(['rxjs', 'toolstream', 'tslib', 'zod']);
+    expect(installed.sort()).toEqual(['@noble/hashes', 'rxjs', 'toolstream', 'tslib', 'zod']); // noble: the core's SHA-256 and HMAC, on any runtime
     const loaded = node(['-e', "require('toolstream'); console.log(Object.keys(require.cache).filter((file) => /quickjs/i.test(file)).length)"], app);
     expect(loaded.trim()).toBe('0');
   });
+
+  it('the core a browser or a Worker resolves imports nothing of Node; on Node, `toolstream` still exports pathSandbox, as 0.1 did', () => {
+    expect([...coreImports().bare].filter((name) => name.startsWith('node:') || /^(crypto|fs|path|os|util|buffer|process)(\/|$)/.test(name))).toEqual([]);
+    // A page's bundle of the package, resolved by its export conditions (browser, import, default): no Node built-in left to import.
+    writeFileSync(path.join(app, 'page.ts'), "import { createPipeline, memoryJournal } from 'toolstream';\nexport const made = [createPipeline, memoryJournal].length;\n");
+    run(esbuild, ['page.ts', '--bundle', '--platform=browser', '--format=esm', '--outfile=out/page.js', '--metafile=out/page.json', '--log-level=warning'], app);
+    const inputs = Object.keys((JSON.parse(readFileSync(path.join(app, 'out', 'page.json'), 'utf8')) as { inputs: object }).inputs);
+    expect(inputs.filter((input) => /toolstream\/dist\/index\.node|node:/.test(input))).toEqual([]);
+    expect(inputs.some((input) => input.includes('toolstream/dist/index.js'))).toBe(true);
+    // Node resolves the `node` condition: the core with pathSandbox; toolstream/node has it too (the same function).
+    const same = "const a = await import('toolstream'); const b = await import('toolstream/node'); console.log(typeof a.pathSandbox, a.pathSandbox === b.pathSandbox, typeof a.createPipeline)";
+    expect(node(['--input-type=module', '-e', same], app).trim()).toBe('function true function');
+    expect(node(['-e', "const a = require('toolstream'); console.log(typeof a.pathSandbox, a.pathSandbox === require('toolstream/node').pathSandbox)"], app).trim()).toBe('function true');
+  }, SEVERAL_COMMANDS_MS);
 
   it("runs the README's example, type-checked against the published types, as ESM and as CommonJS", () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');

@@ -12,7 +12,8 @@ const tools = [
 ];
 
 // #region readme
-import { createPipeline, askTools, denyTools, pathSandbox, type PrePolicy } from 'toolstream';
+import { createPipeline, askTools, denyTools, type PrePolicy } from 'toolstream';
+import { pathSandbox } from 'toolstream/node';
 
 // Let the rest of the chain decide, then tighten: large writes need a human.
 const bigWrites: PrePolicy = async function bigWrites(ctx, next) {

@@ -23,7 +23,8 @@ const writeFile = defineTool({ name: 'write_file', description: 'Write a file', 
 const approve: Approver = async () => 'rejected';
 
 // #region readme
-import { askTools, createPipeline, pathSandbox, runCodeTool } from 'toolstream';
+import { askTools, createPipeline, runCodeTool } from 'toolstream';
+import { pathSandbox } from 'toolstream/node';
 import { createQuickJSRuntime } from 'toolstream/quickjs';
 
 const runtime = createQuickJSRuntime({ timeoutMs: 20_000, memoryLimitBytes: 64 * 2 ** 20, poolSize: 2 });

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { equalInConstantTime, fromBase64UrlText, hmacBase64Url, randomBase64Url, toBase64Url, utf8 } from '../util/digest.js';
 
 /** What an approval token says, signed. */
 export interface TokenClaims {
@@ -21,15 +21,15 @@ export type TokenProblem = 'malformed' | 'forged';
  * nor made for another turn, call or argument set.
  */
 export class ApprovalTokens {
-  readonly #secret: Buffer;
+  readonly #secret: Uint8Array;
 
   constructor(secret: string | Uint8Array) {
-    this.#secret = Buffer.from(secret);
+    this.#secret = typeof secret === 'string' ? utf8(secret) : Uint8Array.from(secret);
   }
 
   issue(claims: Omit<TokenClaims, 'nonce'>): { readonly token: string; readonly claims: TokenClaims } {
-    const full: TokenClaims = { ...claims, nonce: randomBytes(16).toString('base64url') };
-    const body = Buffer.from(JSON.stringify(full)).toString('base64url');
+    const full: TokenClaims = { ...claims, nonce: randomBase64Url(16) };
+    const body = toBase64Url(utf8(JSON.stringify(full)));
     return { token: `${body}.${this.#mac(body)}`, claims: full };
   }
 
@@ -38,11 +38,11 @@ export class ApprovalTokens {
     if (typeof token !== 'string' || token.length > 4096) return 'malformed';
     const [body, mac, extra] = token.split('.');
     if (body === undefined || mac === undefined || extra !== undefined) return 'malformed';
-    const expected = Buffer.from(this.#mac(body));
-    const given = Buffer.from(mac);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'forged';
+    if (!equalInConstantTime(mac, this.#mac(body))) return 'forged';
     try {
-      const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<TokenClaims>;
+      const text = fromBase64UrlText(body);
+      if (text === undefined) return 'malformed';
+      const claims = JSON.parse(text) as Partial<TokenClaims>;
       const { turn, callId, argsHash, nonce, expiresAt } = claims;
       if (typeof turn !== 'string' || typeof callId !== 'string' || typeof argsHash !== 'string' || typeof nonce !== 'string' || typeof expiresAt !== 'number') {
         return 'malformed';
@@ -58,10 +58,10 @@ export class ApprovalTokens {
    * continuation): `purpose` is signed with the text, so a MAC made for one use is never valid for another.
    */
   sign(purpose: string, text: string): string {
-    return createHmac('sha256', this.#secret).update(`${purpose}\n${text}`).digest('base64url');
+    return hmacBase64Url(this.#secret, `${purpose}\n${text}`);
   }
 
   #mac(body: string): string {
-    return createHmac('sha256', this.#secret).update(body).digest('base64url');
+    return hmacBase64Url(this.#secret, body);
   }
 }

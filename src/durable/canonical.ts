@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Base64Url } from '../util/digest.js';
 
 /**
  * JSON with object keys sorted at every level: the same data gives the same text, whatever order its
@@ -12,7 +12,7 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 of the canonical JSON, base64url: the fingerprint of a call's admitted arguments. */
 export function argsHash(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('base64url');
+  return sha256Base64Url(canonicalJson(value));
 }
 
 function sortKeys(value: unknown): unknown {

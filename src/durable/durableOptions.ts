@@ -1,5 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { ConfigError } from '../util/errors.js';
+import { utf8 } from '../util/digest.js';
 import { isPositiveDuration, MAX_TIMER_MS } from '../util/validate.js';
 import type { JournalStore } from '../types/journal.js';
 import { ApprovalTokens } from './approvalTokens.js';
@@ -41,7 +42,7 @@ export function resolveDurable(options: DurableOptions & { readonly scheduler?: 
     if (typeof store.lease === 'function') fail('journal', 'a JournalStore of version 2: `lease` became `acquire` and `renew`, `append` and `release` take the lease (fencing), `prune` is new — see CHANGELOG.md, 0.2.0', journal);
     fail('journal', `a JournalStore (memoryJournal(), sqliteJournal(…), redisJournal(…), or one of your own); \`${method}\` is missing`, journal);
   }
-  const secretBytes = typeof approvalSecret === 'string' ? Buffer.byteLength(approvalSecret) : approvalSecret instanceof Uint8Array ? approvalSecret.byteLength : -1;
+  const secretBytes = typeof approvalSecret === 'string' ? utf8(approvalSecret).byteLength : approvalSecret instanceof Uint8Array ? approvalSecret.byteLength : -1;
   if (secretBytes < 32) fail('approvalSecret', 'a string or Uint8Array of at least 32 bytes (it signs approval tokens; keep it secret)', approvalSecret === undefined ? undefined : '(too short)');
   if (typeof approvalTtlMs !== 'number' || !Number.isFinite(approvalTtlMs) || approvalTtlMs <= 0) fail('approvalTtlMs', 'a positive number of milliseconds', approvalTtlMs);
   if (!isPositiveDuration(leaseMs)) fail('leaseMs', `1 to ${MAX_TIMER_MS} milliseconds`, leaseMs);

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomId } from '../util/digest.js';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import { isWallClock } from '../stream/clock.js';
 import { describeError, describeValue } from '../util/describe.js';
@@ -35,7 +35,7 @@ import { DurableTurnError } from './errors.js';
  * when the store does (`memoryJournal`, `sqliteJournal`), else with a `Later`.
  */
 export class LeaseKeeper {
-  readonly owner = randomUUID();
+  readonly owner = randomId();
   #lease: TurnLease | undefined;
   /** Until when the lease is known to be live: the send time of the last renewal (or take) that succeeded, plus `leaseMs`. */
   #liveUntil = 0;

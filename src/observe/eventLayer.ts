@@ -1,5 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import { describeError, describeValue } from '../util/describe.js';
+import { hostWarning } from '../util/host.js';
 import { retainText } from '../util/textRetainer.js';
 import type { CallView } from '../types/callView.js';
 import type { CallHooks } from '../types/hooks.js';
@@ -140,7 +141,7 @@ function notify(observer: EventObserver, event: PipelineEvent): void {
     observer.event(event);
   } catch (error) {
     // As for result observers: never into the stream, never thrown later.
-    process.emitWarning(`an event observer failed on the ${event.type} event of call ${JSON.stringify(event.id)} (${event.name}): ${describeError(error)}`, {
+    hostWarning(`an event observer failed on the ${event.type} event of call ${JSON.stringify(event.id)} (${event.name}): ${describeError(error)}`, {
       type: 'ToolstreamObserverWarning',
       code: 'TOOLSTREAM_OBSERVER_ERROR',
     });

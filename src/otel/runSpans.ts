@@ -1,5 +1,6 @@
 import { context, createContextKey, defaultTextMapSetter, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
 import { describeError, quote } from '../util/describe.js';
+import { hostWarning } from '../util/host.js';
 import { TRACE_CARRIER } from '../util/traceCarrier.js';
 import type { CallView } from '../types/callView.js';
 import type { ExecuteContext, ExecuteNext } from '../types/execute.js';
@@ -130,7 +131,7 @@ export class RunSpans implements CallHooks {
 
 /** A tracer that threw: the call goes on untraced, said once as a process warning (as an observer's failure is). */
 function warn(call: { readonly id: string; readonly name: string }, error: unknown): void {
-  process.emitWarning(`toolTracing failed on call ${quote(call.id)} (${call.name}): ${describeError(error)}`, {
+  hostWarning(`toolTracing failed on call ${quote(call.id)} (${call.name}): ${describeError(error)}`, {
     type: 'ToolstreamObserverWarning',
     code: 'TOOLSTREAM_OBSERVER_ERROR',
   });

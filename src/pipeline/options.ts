@@ -156,7 +156,7 @@ export interface PipelineOptions {
   /**
    * Told when an observer throws, with the error and the result it was observing. Whatever it does —
    * even throwing itself — the stream goes on and the process does not crash.
-   * @default a process warning (`process.emitWarning`, type `ToolstreamObserverWarning`, code `TOOLSTREAM_OBSERVER_ERROR`)
+   * @default a process warning (`process.emitWarning`, type `ToolstreamObserverWarning`, code `TOOLSTREAM_OBSERVER_ERROR`); `console.warn` in a runtime without `process` (a browser, a Worker)
    */
   readonly onObserverError?: (error: unknown, result: ToolResult) => void;
   /**

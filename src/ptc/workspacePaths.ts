@@ -1,5 +1,4 @@
-import { realpathSync } from 'node:fs';
-import { resolve, sep } from 'node:path';
+import { hostPaths } from '../util/host.js';
 
 /**
  * Rewrites the host's absolute paths under a workspace directory to paths relative to it, in what a
@@ -15,13 +14,16 @@ const asIs: ShowPaths = (value) => value;
 
 /**
  * The rewrite for `workspace` (resolved; its real location too, when a symbolic link leads to it), or
- * the identity for none.
+ * the identity for none. Where the runtime has no file system of its own (a page, a Worker) the path
+ * is taken as it is written.
  */
 export function workspacePaths(workspace: string | undefined): ShowPaths {
   if (workspace === undefined) return asIs;
-  const roots = new Set([trimSeparator(resolve(workspace))]);
+  const host = hostPaths();
+  const sep = host?.sep ?? (workspace.includes('\\') && !workspace.includes('/') ? '\\' : '/');
+  const roots = new Set([trimSeparator(host === undefined ? workspace : host.resolve(workspace), sep)]);
   try {
-    roots.add(trimSeparator(realpathSync(workspace)));
+    if (host !== undefined) roots.add(trimSeparator(host.realpath(workspace), sep));
   } catch {
     // Not there (yet): its lexical form is what the tools were given.
   }
@@ -50,7 +52,7 @@ export function workspacePaths(workspace: string | undefined): ShowPaths {
   return <T>(value: T): T => show(value, new WeakMap()) as T;
 }
 
-function trimSeparator(path: string): string {
+function trimSeparator(path: string, sep: string): string {
   return path.length > 1 && path.endsWith(sep) ? path.slice(0, -1) : path;
 }
 

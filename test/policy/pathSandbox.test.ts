@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { askTools, createPipeline, DEFAULT_PATH_KEYS, defineTool, pathSandbox, type PrePolicy, type ToolResult } from '../../src/index.js';
+import { askTools, createPipeline, DEFAULT_PATH_KEYS, defineTool, type PrePolicy, type ToolResult } from '../../src/index.js';
+import { pathSandbox } from '../../src/node/index.js';
 import { deferred } from '../support/deferred.js';
 import { tick } from '../faults/helpers.js';
 

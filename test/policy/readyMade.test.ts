@@ -8,13 +8,13 @@ import {
   createPipeline,
   defineTool,
   denyTools,
-  pathSandbox,
   type Approver,
   type PipelineOptions,
   type PrePolicy,
   type ToolCall,
   type ToolResult,
 } from '../../src/index.js';
+import { pathSandbox } from '../../src/node/index.js';
 
 const root = path.join(os.tmpdir(), 'sandbox-root');
 

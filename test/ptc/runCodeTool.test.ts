@@ -8,7 +8,6 @@ import {
   createPipeline,
   defineTool,
   denyTools,
-  pathSandbox,
   ProgramError,
   RestrictionSet,
   runCodeTool,
@@ -17,6 +16,7 @@ import {
   type ProgramOutput,
   type ToolResult,
 } from '../../src/index.js';
+import { pathSandbox } from '../../src/node/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
 import { resolvePipelineOptions } from '../../src/pipeline/options.js';
 import { pipelineHandle } from '../../src/engine/pipelineHandle.js';

@@ -4,7 +4,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, createPipeline, defineTool, pathSandbox, runCodeTool, type ProgramOutput, type ToolResult } from '../../src/index.js';
+import { ConfigError, createPipeline, defineTool, runCodeTool, type ProgramOutput, type ToolResult } from '../../src/index.js';
+import { pathSandbox } from '../../src/node/index.js';
 import { createQuickJSRuntime } from '../../src/ptc/quickjs/index.js';
 import { workspacePaths } from '../../src/ptc/workspacePaths.js';
 

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { Subject, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool, pathSandbox, type PrePolicy, type ToolCall, type ToolResult } from '../../src/index.js';
+import { createPipeline, defineTool, type PrePolicy, type ToolCall, type ToolResult } from '../../src/index.js';
+import { pathSandbox } from '../../src/node/index.js';
 import { deferred } from '../support/deferred.js';
 import { tick } from '../faults/helpers.js';
 

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { equalInConstantTime, hmacBase64Url, randomBase64Url, utf8 } from '../../util/digest.js';
 import { canonicalJson } from '../../durable/canonical.js';
 import { durabilityOf } from '../../durable/durability.js';
 import type { DurableSettings } from '../../durable/settings.js';
@@ -22,9 +22,9 @@ function durableOf(pipeline: Pipeline, where: string): DurableSettings {
 function signer(durable: DurableSettings, options: ContinuationOptions | undefined): (text: string) => string {
   const { secret } = options ?? {};
   if (secret === undefined) return (text) => durable.tokens.sign(PURPOSE, text);
-  const key = Buffer.from(secret);
+  const key = typeof secret === 'string' ? utf8(secret) : Uint8Array.from(secret);
   if (key.byteLength < 32) throw new TypeError('continuation secret: a string or Uint8Array of at least 32 bytes');
-  return (text) => createHmac('sha256', key).update(`${PURPOSE}\n${text}`).digest('base64url');
+  return (text) => hmacBase64Url(key, `${PURPOSE}\n${text}`);
 }
 
 /**
@@ -51,7 +51,7 @@ export function issueContinuation(
     turn: claims.turn,
     step: claims.step,
     state: claims.state,
-    nonce: randomBytes(16).toString('base64url'),
+    nonce: randomBase64Url(16),
     expiresAt: Date.now() + durable.approvalTtlMs,
   };
   return { ...unsigned, sig: signer(durable, options)(canonicalJson(unsigned)) };
@@ -89,9 +89,7 @@ export function verifyContinuation(pipeline: Pipeline, value: unknown, provider:
     throw malformed('it has no JSON form');
   }
   if (text.length > MAX_CHARS) throw malformed(`over ${MAX_CHARS} characters`);
-  const expected = Buffer.from(signer(durable, options)(text));
-  const given = Buffer.from(sig);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (!equalInConstantTime(sig, signer(durable, options)(text))) {
     throw new ContinuationError('continuation_forged', 'The continuation was altered, or signed with another secret: it is refused.');
   }
   if (made !== provider) {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomId } from '../../util/digest.js';
 import type { AttemptError } from '../../types/retry.js';
 import { describeError } from '../../util/describe.js';
 import { Later } from '../../util/later.js';
@@ -74,7 +74,7 @@ export class Attempts implements ExecuteHost {
   }
 
   subscriptionId(): string {
-    return (this.subscription ??= randomUUID());
+    return (this.subscription ??= randomId());
   }
 
   cancelRest(reason: 'cancel_requested', by: CallRecord): void {

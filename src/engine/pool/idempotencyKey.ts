@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Base64Url } from '../../util/digest.js';
 import type { CallRecord } from '../records/callRecord.js';
 import { CALL_NAME } from '../records/callSlots.js';
 
@@ -14,5 +14,5 @@ import { CALL_NAME } from '../records/callSlots.js';
  */
 export function idempotencyKeyOf(record: CallRecord, subscription: () => string): string {
   const named = record.get(CALL_NAME) ?? (record.turn !== undefined ? ['turn', record.turn, record.id] : ['subscription', subscription(), record.id]);
-  return `tsk-${createHash('sha256').update(JSON.stringify(named)).digest('base64url')}`;
+  return `tsk-${sha256Base64Url(JSON.stringify(named))}`;
 }

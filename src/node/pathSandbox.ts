@@ -1,10 +1,10 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { describeError } from '../../util/describe.js';
-import { formatPath } from '../../util/formatIssues.js';
-import { GlobSet } from '../../util/glob.js';
-import { realLocation } from '../../util/realLocation.js';
-import type { PreContext, PreDecision, PrePolicy, StartCheck, StartVerdict } from '../../types/policy.js';
-import { DEFAULT_PATH_KEYS, PathKeys, setAt, type FoundPath, type PathScan } from './pathArguments.js';
+import { describeError } from '../util/describe.js';
+import { formatPath } from '../util/formatIssues.js';
+import { GlobSet } from '../util/glob.js';
+import { realLocation } from './realLocation.js';
+import type { PreContext, PreDecision, PrePolicy, StartCheck, StartVerdict } from '../types/policy.js';
+import { DEFAULT_PATH_KEYS, PathKeys, setAt, type FoundPath, type PathScan } from '../tool/policy/pathArguments.js';
 
 /**
  * Options of {@link pathSandbox}.
