@@ -4,12 +4,6 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 /**
- * The platform the cases are bundled for. `'browser'`: the core must load with web-standard APIs only,
- * so a `node:` import left in it fails the bundle here, before any runtime runs.
- */
-const PLATFORM = 'node' as 'browser' | 'node';
-
-/**
  * Bundles the cases once for every runtime: `cases.ts` with the library, rxjs, zod and ai inlined, as
  * one ES module (`cases.js`), in a new temporary folder beside the hosts that run it (`hosts/`: Node,
  * Bun and Deno's `run.mjs`, workerd's `worker.mjs` and its `miniflare.mjs`, Chromium's `page.html`).
@@ -26,7 +20,9 @@ export async function bundleCases(): Promise<string> {
     entryPoints: [join(import.meta.dirname, 'cases.ts')],
     outfile: join(dir, 'cases.js'),
     bundle: true,
-    platform: PLATFORM,
+    // The core loads with web-standard APIs only: a `node:` import left in it fails the bundle here,
+    // before any runtime runs. Node, Bun and Deno run this same bundle.
+    platform: 'browser',
     format: 'esm',
     target: 'es2022',
     logLevel: 'silent',

@@ -9,7 +9,10 @@ import { runProcess } from './processes.js';
 
 /** What a runtime printed: its version (as it reports it), the cases' lines, and what it logged beside them. */
 export interface Ran {
+  /** The version compared with the pinned one (under miniflare, miniflare's). */
   readonly version: string;
+  /** The version as the report line says it (workerd's own, then miniflare's). */
+  readonly shown: string;
   readonly lines: readonly string[];
   /** Its stderr (a browser: its console), where warnings go. */
   readonly log: string;
@@ -19,6 +22,8 @@ export interface Ran {
 export interface Runtime {
   /** As printed: `node`, `bun`, `deno`, `workerd`, `chromium`. */
   readonly label: string;
+  /** The test's title: the label and what is pinned of it. */
+  readonly title: string;
   /** The version it must report, from versions.json; undefined where it is not ours to pin (the suite's Node, Debian's Chromium). */
   readonly pinned: string | undefined;
   /** Why it cannot run here (not installed, or its binary does not start), or undefined. */
@@ -48,14 +53,15 @@ function readHost(what: string, finished: Awaited<ReturnType<typeof runProcess>>
     const how = finished.timedOut ? 'timed out (killed)' : `exited with ${finished.code ?? 'a signal'}`;
     throw new Error(`${what} ${how}\nstdout:\n${finished.stdout.slice(-2000)}\nstderr:\n${finished.stderr.slice(-4000)}`);
   }
-  const { version } = JSON.parse(lines[0]!) as { version: string };
-  return { version, lines: lines.slice(1), log: finished.stderr };
+  const { version, workerd } = JSON.parse(lines[0]!) as { version: string; workerd?: string };
+  return { version, shown: workerd === undefined ? version : `${workerd} (miniflare ${version})`, lines: lines.slice(1), log: finished.stderr };
 }
 
 /** Node, Bun or Deno running `run.mjs` beside the bundle. */
 function script(label: string, binary: string, pinned: string | undefined, missing: string | undefined, args: (dir: string) => string[]): Runtime {
   return {
     label,
+    title: `${label} ${pinned ?? `(the suite's, ${process.versions.node})`}`,
     pinned,
     missing,
     run: async (dir, timeoutMs) => readHost(`${label} ${binary}`, await runProcess(binary, args(dir), { cwd: dir, timeoutMs })),
@@ -70,6 +76,7 @@ function workerd(): Runtime {
   const missing = notStarting('node22') ?? notStarting('miniflare', ['-e', 'require("miniflare")']);
   return {
     label: 'workerd',
+    title: `workerd (miniflare ${pinned.version})`,
     pinned: pinned.version,
     missing,
     run: async (dir, timeoutMs) => readHost('miniflare', await runProcess(binaryOf(pinned.runsOn!)!, ['miniflare.mjs', prefixOf('miniflare')], { cwd: dir, timeoutMs })),
@@ -80,6 +87,7 @@ function workerd(): Runtime {
 function chromium(): Runtime {
   return {
     label: 'chromium',
+    title: 'chromium (Debian’s)',
     pinned: undefined,
     missing: chromiumAvailable() ? undefined : CHROMIUM_MISSING,
     run: async (dir, timeoutMs) => {
@@ -104,7 +112,7 @@ function chromium(): Runtime {
         }
         const { lines, failure } = await page.evaluate(() => (window as unknown as { matrix: { lines: string[]; failure?: string } }).matrix);
         if (failure !== undefined) throw new Error(`chromium: the cases failed to run: ${failure}\nconsole:\n${log.join('\n')}`);
-        return { version: browser.version(), lines, log: log.join('\n') };
+        return { version: browser.version(), shown: browser.version(), lines, log: log.join('\n') };
       } finally {
         await browser.close();
         await new Promise((resolve) => server.close(resolve));
