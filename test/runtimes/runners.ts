@@ -71,9 +71,12 @@ function script(label: string, binary: string, pinned: string | undefined, missi
 const pinnedScript = (label: string, name: string, args: (dir: string) => string[]) => script(label, binaryOf(name)!, VERSIONS[name]!.version, notStarting(name), args);
 
 /** workerd under miniflare: `miniflare.mjs` run by Node 22 dispatches one request to `worker.mjs`. */
+/** Why miniflare (run by Node 22) cannot run here, or `undefined` when it can. */
+export const miniflareMissing = (): string | undefined => notStarting('node22') ?? notStarting('miniflare', ['-e', 'require("miniflare")']);
+
 function workerd(): Runtime {
   const pinned = VERSIONS['miniflare']!;
-  const missing = notStarting('node22') ?? notStarting('miniflare', ['-e', 'require("miniflare")']);
+  const missing = miniflareMissing();
   return {
     label: 'workerd',
     title: `workerd (miniflare ${pinned.version})`,
