@@ -54,10 +54,12 @@ describe('the core entry bundled for a browser', () => {
     expect(markersIn(code)).toEqual(['src/util/host.ts: globalThis_process']);
   });
 
-  it('the provider adapters too (their SDKs are the app’s own)', async () => {
-    for (const entry of ['src/adapters/ai-sdk/index.ts', 'src/adapters/anthropic/index.ts', 'src/adapters/openai/index.ts']) {
-      const { code, metafile } = await bundle(entry, { format: 'esm', external: ['ai', '@anthropic-ai/sdk', 'openai'] });
-      expect(nodeImports(metafile).filter((line) => !/→ (ai|@anthropic-ai\/sdk|openai)(\/|$)/.test(line)), entry).toEqual([]);
+  it('every subpath the README says runs anywhere too (their peers are the app’s own)', async () => {
+    const peers = ['ai', '@anthropic-ai/sdk', 'openai', '@modelcontextprotocol/sdk', '@opentelemetry/api', 'fast-check'];
+    const entries = ['src/adapters/ai-sdk/index.ts', 'src/adapters/anthropic/index.ts', 'src/adapters/openai/index.ts', 'src/mcp/index.ts', 'src/otel/index.ts', 'src/testing/index.ts'];
+    for (const entry of entries) {
+      const { code, metafile } = await bundle(entry, { format: 'esm', external: peers.flatMap((peer) => [peer, `${peer}/*`]) });
+      expect(nodeImports(metafile).filter((line) => !peers.some((peer) => line.endsWith(`→ ${peer}`) || line.includes(`→ ${peer}/`))), entry).toEqual([]);
       expect(markersIn(code).filter((marker) => marker !== 'src/util/host.ts: globalThis_process'), entry).toEqual([]);
     }
   });
