@@ -12,6 +12,7 @@ import { createPipeline, implementTool, type ToolResult } from '../../../src/ind
 import { clusterPrefix, redisClusterMissing, requireRedisCluster, startRedisCluster, type RedisClusterHandle } from '../../support/redisCluster.js';
 import { skippedBecause } from '../../support/skip.js';
 import { echo, sleep } from '../support/contracts.js';
+import { abortableSleep } from './abortableSleep.js';
 import { SECRET, until } from '../support/fleet.js';
 
 requireRedisCluster();
@@ -85,26 +86,16 @@ describe.skipIf(missing !== undefined)(skippedBecause('the fleet on a Redis Clus
 
   it('cancel: the run\'s signal aborts the body on the worker', async () => {
     const prefix = clusterPrefix('cancel');
-    let aborted!: () => void;
-    const abortSeen = new Promise<void>((resolve) => (aborted = resolve));
-    let started = false;
-    const body = implementTool(sleep, async ({ ms }, { signal }) => {
-      started = true;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        signal.addEventListener('abort', () => (clearTimeout(timer), aborted(), resolve()), { once: true });
-      });
-      return 'slept';
-    });
-    await worker({ connection: cluster, queue: 'q', prefix, secret: SECRET, tools: [body] }).ready();
+    const body = abortableSleep();
+    await worker({ connection: cluster, queue: 'q', prefix, secret: SECRET, tools: [body.tool] }).ready();
     const fleet = agent([sleep], { connection: cluster, queue: 'q', prefix, secret: SECRET });
     const controller = new AbortController();
     const run = createPipeline({ tools: fleet.tools }).run([{ id: 'c1', name: 'sleep', args: { ms: 30_000 } }], { signal: controller.signal });
-    await until(() => started, 20_000, 'the body to start');
+    await until(body.started, 20_000, 'the body to start');
     controller.abort();
     const [result] = await run;
     expect(result).toMatchObject({ status: 'cancelled', error: { code: 'cancelled', started: true } });
-    await abortSeen; // the test's timeout catches a cancel that never reaches the worker
+    await body.abortSeen; // the test's timeout catches a cancel that never reaches the worker
   });
 
   it('setFleetLimits: concurrency 1 over two workers holds on the cluster', async () => {

@@ -13,6 +13,7 @@ import { clusterPrefix, redisClusterMissing, requireRedisCluster, startRedisClus
 import { skippedBecause } from '../../support/skip.js';
 import { capturingWarnings } from '../../support/warnings.js';
 import { echo, sleep } from '../support/contracts.js';
+import { abortableSleep } from './abortableSleep.js';
 import { SECRET, until } from '../support/fleet.js';
 
 requireRedisCluster();
@@ -73,17 +74,7 @@ describe.skipIf(missing !== undefined)(skippedBecause('the fleet while a node of
   it('reaches the body all the same: the subscription moved to a node that is up', async () => {
     const cluster = handle.cluster();
     cluster.on('error', () => undefined);
-    let aborted!: () => void;
-    const abortSeen = new Promise<void>((resolve) => (aborted = resolve));
-    let started = false;
-    const body = implementTool(sleep, async ({ ms }, { signal }) => {
-      started = true;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        signal.addEventListener('abort', () => (clearTimeout(timer), aborted(), resolve()), { once: true });
-      });
-      return 'slept';
-    });
+    const body = abortableSleep();
     const closing: { close(): Promise<void> }[] = [];
     try {
       // A prefix whose keys are on another node than the worker's subscription: the cancel is published
@@ -91,7 +82,7 @@ describe.skipIf(missing !== undefined)(skippedBecause('the fleet while a node of
       let setup: { prefix: string; subscriber: number } | undefined;
       for (let attempt = 0; attempt < 10 && setup === undefined; attempt++) {
         const prefix = clusterPrefix('cancelgap');
-        const worker = createToolWorker({ connection: cluster, queue: 'q', prefix, secret: SECRET, tools: [body] });
+        const worker = createToolWorker({ connection: cluster, queue: 'q', prefix, secret: SECRET, tools: [body.tool] });
         closing.push(worker);
         await worker.ready();
         const subscriber = await subscribedAt(cluster, `${prefix}:q:toolstream:cancel`);
@@ -105,14 +96,14 @@ describe.skipIf(missing !== undefined)(skippedBecause('the fleet while a node of
       closing.push(fleet);
       const controller = new AbortController();
       const run = createPipeline({ tools: fleet.tools }).run([{ id: 'c1', name: 'sleep', args: { ms: 120_000 } }], { signal: controller.signal });
-      await until(() => started, 20_000, 'the body to start');
+      await until(body.started, 20_000, 'the body to start');
       const { warnings } = await capturingWarnings(async () => {
         const restarted = handle.restartNode(setup!.subscriber, 2000);
         await new Promise((resolve) => setTimeout(resolve, 300)); // the subscription's node is down
         controller.abort();
         expect((await run)[0]).toMatchObject({ status: 'cancelled' });
         await restarted;
-        await abortSeen; // the test's timeout catches a cancel that never reaches the body
+        await body.abortSeen; // the test's timeout catches a cancel that never reaches the body
       });
       expect(warnings.filter((warning) => !(warning.name === 'MaxListenersExceededWarning' && warning.message.includes('[Socket]')))).toEqual([]);
     } finally {
