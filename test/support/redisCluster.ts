@@ -37,7 +37,7 @@ export const REDIS_CLUSTER_MISSING =
 
 /** Whether the cluster tests can run here: a cluster was given, or one can be started. */
 export function redisClusterAvailable(): boolean {
-  if (process.env['REDIS_CLUSTER_NODES'] !== undefined) return true;
+  if (givenNodes() !== undefined) return true;
   installed ??= ['redis-server', 'redis-cli'].every((tool) => spawnSync(tool, ['--version'], { stdio: 'ignore' }).status === 0);
   return installed;
 }
@@ -70,7 +70,7 @@ export function clusterPrefix(name = 'ts'): string {
  * says `cluster_state:ok`. Tests that restart or kill nodes must use `private: true`.
  */
 export async function startRedisCluster(options: { readonly private?: boolean } = {}): Promise<RedisClusterHandle> {
-  const given = process.env['REDIS_CLUSTER_NODES'];
+  const given = givenNodes();
   if (given !== undefined && options.private !== true) {
     const nodes = given.split(',').map(parseAddress);
     await waitForClusterOk(nodes.map((node) => node.port));
@@ -115,6 +115,12 @@ export async function startRedisCluster(options: { readonly private?: boolean } 
     },
     stop,
   };
+}
+
+/** `REDIS_CLUSTER_NODES`, when set to something (an empty value, as a CI script may export, is none). */
+function givenNodes(): string | undefined {
+  const given = process.env['REDIS_CLUSTER_NODES']?.trim();
+  return given === undefined || given === '' ? undefined : given;
 }
 
 function newCluster(nodes: readonly { host: string; port: number }[], options?: ClusterOptions): Cluster {
