@@ -47,7 +47,9 @@ export class FleetRedis extends Redis {
  * commands never settled: disconnected in that state, this one ends at once, failing them.
  */
 export class FleetCluster extends Cluster {
+  /** `performance.now()` when the Cluster last became ready (not when one of its nodes came back). */
   readyAt = -Infinity;
+  /** As {@link FleetRedis.onDuplicate}. */
   onDuplicate: (copy: FleetClient) => void = () => undefined;
 
   constructor(
@@ -59,6 +61,7 @@ export class FleetCluster extends Cluster {
   }
 
   override disconnect(reconnect = false): void {
+    // ioredis ends a Cluster that never connected ('wait') at once: the same path for one with no node.
     if (!reconnect && this.status !== 'end' && this.nodes().length === 0) this.status = 'wait';
     super.disconnect(reconnect);
   }

@@ -1,7 +1,6 @@
 import { Queue, QueueEvents } from 'bullmq';
-import type { RedisClient } from './fleetRedis.js';
 import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
-import type { FleetConnections } from './fleetRedis.js';
+import type { FleetConnections, RedisClient } from './fleetRedis.js';
 import { completed, JobWatch, type JobOutcome } from './jobWatch.js';
 import { WorkerPresence } from './workerPresence.js';
 
