@@ -1,5 +1,4 @@
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import { argsHash } from '../durable/canonical.js';
@@ -19,6 +18,7 @@ import { OutcomeSigner, type JobReturn, type UnsignedReturn } from './outcomeSig
 import { ProgressSender } from './remoteProgress.js';
 import { failureReason, type WorkerFailureCode } from './remoteToolError.js';
 import { streamItems } from './streamItems.js';
+import type { RedisClient } from './fleetRedis.js';
 
 /** How many item writes of one stream may be unanswered at once. */
 const WRITES_IN_FLIGHT = 64;
@@ -39,7 +39,7 @@ export class JobRunner {
     private readonly keys: FleetKeys,
     private readonly secret: Buffer,
     private readonly notices: CancelNotices,
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly locks: LockWatch,
     private readonly maxReruns: number,
     /** `createToolWorker`'s `observe`: a watch around each body (a span that continues the agent's trace). */
