@@ -22,20 +22,17 @@
  * reversed every other round); medians of the rounds' figures. Every result is checked. Figures are
  * printed, never asserted.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { from as fromArray } from 'rxjs';
 import { z } from 'zod';
 import { createToolWorker, remoteTools } from '../src/bullmq/index.js';
 import { createPipeline, implementTool, toolContract } from '../src/index.js';
 import { startRedis } from '../test/support/redis.js';
 import { startRedisCluster } from '../test/support/redisCluster.js';
 import { fmt, median, printHeader } from './common.js';
+import { noopCalls, percentile, serveQueues, Workers } from './fleetCommon.js';
 
 const WARMUP = 1;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
@@ -64,91 +61,21 @@ function connect(target: Target): Redis | Cluster {
   return new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } });
 }
 
-/** In a worker process: serves the queue each message names (and stops serving the one before), until told to exit. */
+/** In a worker process: serves the queue each message names on `target`, over one connection, until told to exit. */
 function workerMain(target: Target): void {
   const connection = connect(target);
-  let stop: (() => Promise<void>) | undefined;
-  process.on('disconnect', () => process.exit(1));
-  process.on('message', (message: { serve?: string; exit?: boolean }) => {
-    void (async () => {
-      await stop?.();
-      stop = undefined;
-      if (message.exit === true) {
-        connection.disconnect();
-        process.exit(0);
-      }
-      const worker = createToolWorker({ connection, queue: message.serve!, prefix: PREFIX, concurrency: CONCURRENCY, secret: SECRET, tools: [implementTool(noop, ({ x }) => x)] });
-      await worker.ready();
-      stop = () => worker.close();
-      process.send!('serving');
-    })().catch((error: unknown) => {
-      process.send!(String(error));
-      process.exit(1);
-    });
-  });
+  serveQueues(async (queue) => {
+    const worker = createToolWorker({ connection, queue, prefix: PREFIX, concurrency: CONCURRENCY, secret: SECRET, tools: [implementTool(noop, ({ x }) => x)] });
+    await worker.ready();
+    return () => worker.close();
+  }, () => connection.disconnect());
 }
-
-/** The worker processes of one target. */
-class Workers {
-  readonly #children: ChildProcess[] = [];
-
-  static start(target: Target): Workers {
-    const workers = new Workers();
-    for (let i = 0; i < WORKERS; i++) workers.#children.push(fork(process.argv[1]!, ['worker', target.kind, target.address], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-    return workers;
-  }
-
-  async serve(queue: string): Promise<void> {
-    await Promise.all(this.#children.map(async (child) => {
-      const answered = once(child, 'message') as Promise<[string]>;
-      const died = once(child, 'exit').then(([code, signal]) => [`its exit (${String(signal ?? code)})`] as [string]);
-      child.send({ serve: queue });
-      const [message] = await Promise.race([answered, died]);
-      if (message !== 'serving') throw new Error(`a worker answered ${message}`);
-    }));
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.#children.map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      if (child.connected) child.send({ exit: true });
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(killer);
-    }));
-  }
-}
-
-const percentile = (values: readonly number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-};
 
 /** One round's calls on `queue` (served by the target's workers): all at once, or one at a time; each call's latency. */
 async function run(connection: Redis | Cluster, queue: string, jobs: number, shape: 'all' | 'serial'): Promise<{ readonly elapsedMs: number; readonly latencies: readonly number[] }> {
   const fleet = remoteTools([noop], { connection, queue, prefix: PREFIX, secret: SECRET });
-  const pipeline = createPipeline({ tools: fleet.tools, concurrency: Infinity });
-  const latencies: number[] = [];
-  const batch = async (from: number, count: number) => {
-    const sent = performance.now();
-    const calls = Array.from({ length: count }, (_, i) => ({ id: `c${from + i}`, name: 'noop', args: { x: from + i } }));
-    await new Promise<void>((resolve, reject) =>
-      fromArray(calls).pipe(pipeline.operator()).subscribe({
-        next: (result) => {
-          if (result.status !== 'ok' || result.value !== Number(result.id.slice(1))) reject(new Error(`call ${result.id}: ${result.content}`));
-          latencies.push(performance.now() - sent);
-        },
-        error: reject,
-        complete: resolve,
-      }),
-    );
-  };
   try {
-    const started = performance.now();
-    if (shape === 'all') await batch(0, jobs);
-    else for (let x = 0; x < jobs; x++) await batch(x, 1);
-    return { elapsedMs: performance.now() - started, latencies };
+    return await noopCalls(createPipeline({ tools: fleet.tools, concurrency: Infinity }), jobs, shape);
   } finally {
     await fleet.close();
     const cleanup = new Queue(queue, { connection, prefix: PREFIX });
@@ -193,7 +120,7 @@ async function main(): Promise<void> {
   try {
     console.log(`single: ${redis.url}; cluster: 3 masters, ${targets[1]!.address}; prefix ${PREFIX}; ${WARMUP} warm-up round, ${ROUNDS} measured; load ${loadavg().map((l) => fmt(l, 2)).join(' ')}`);
     for (const target of targets) {
-      fleets.set(target.kind, Workers.start(target));
+      fleets.set(target.kind, Workers.start(WORKERS, ['worker', target.kind, target.address]));
       connections.set(target.kind, connect(target));
     }
     const figures = new Map<Kind, Figures[]>(targets.map((target) => [target.kind, []]));
