@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './fleetRedis.js';
 import { CANCEL_MARKER_MS, type FleetKeys } from './fleetKeys.js';
 
 /**
@@ -20,7 +20,7 @@ export class CancelNotices {
 
   constructor(
     private readonly keys: FleetKeys,
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly onCancel: (jobId: string) => void,
   ) {}
 

@@ -1,14 +1,15 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { isCount, isObject, isPositiveDuration } from '../util/validate.js';
-import { checkConnection, checkName, DEFAULT_PREFIX, failer } from './fleetOptions.js';
+import { checkConnection, checkName, checkSlots, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 import { boundedClose, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections } from './fleetRedis.js';
 
 /** Options of {@link setFleetLimits}. */
 export interface FleetLimitsOptions {
+  /** As `remoteTools`'s: ioredis options, a `Redis`, or a `Cluster` (copied, never closed by us). */
   readonly connection: ConnectionOptions;
   /** The queue of the limited resource (one queue per resource: `remoteTools`'s `queue` function). */
   readonly queue: string;
-  /** @default 'toolstream' */
+  /** The fleet's prefix (with a hash tag on a Redis Cluster, e.g. `'{toolstream}'`). @default 'toolstream' */
   readonly prefix?: string;
   /** At most this many bodies of the queue run at once, over every worker; `null` removes the limit; unset leaves it. */
   readonly concurrency?: number | null;
@@ -45,6 +46,7 @@ export async function setFleetLimits(options: FleetLimitsOptions): Promise<void>
   const connection = checkConnection('setFleetLimits', options.connection);
   const name = checkName('setFleetLimits', 'queue', options.queue);
   checkName('setFleetLimits', 'prefix', prefix);
+  checkSlots('setFleetLimits', connection, prefix, [name]);
   if (concurrency !== undefined && concurrency !== null && !isCount(concurrency, 1)) fail('concurrency', 'an integer of at least 1, or null to remove the limit', concurrency);
   if (rateLimit !== undefined && rateLimit !== null) {
     if (!isObject(rateLimit)) fail('rateLimit', '{ max, perMs }, or null to remove the limit', rateLimit);

@@ -1,6 +1,13 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
+import { clusterOf, redisOptionsOf, startupNodesOf } from './fleetOptions.js';
 import { RemoteToolError } from './remoteToolError.js';
+
+/** A connection a fleet object opened: to one Redis, or to a Redis Cluster (when it was given a `Cluster`). */
+export type FleetClient = FleetRedis | FleetCluster;
+
+/** What a fleet's commands go through: one Redis, or a Redis Cluster (the same commands; keys of a command share a slot). */
+export type RedisClient = Redis | Cluster;
 
 /**
  * The ioredis client of every connection a fleet object opens — ours and, duplicated from them,
@@ -15,7 +22,7 @@ export class FleetRedis extends Redis {
   /** `performance.now()` when it last became ready: a command sent while it was away reached Redis no earlier. */
   readyAt = -Infinity;
   /** Called with each duplicate made of it (by BullMQ, for its blocking reads), so its owner can end them too. */
-  onDuplicate: (copy: FleetRedis) => void = () => undefined;
+  onDuplicate: (copy: FleetClient) => void = () => undefined;
 
   override disconnect(reconnect = false): void {
     // ioredis ends a client that never connected ('wait') through its close handler, at once: the same
@@ -32,7 +39,39 @@ export class FleetRedis extends Redis {
   }
 }
 
-function track(redis: FleetRedis): FleetRedis {
+/**
+ * ioredis's `Cluster` as a fleet runs it, for the same reasons as {@link FleetRedis}: its duplicates
+ * (BullMQ's blocking connections) are tracked, and disconnecting it always ends it. A `Cluster` with no
+ * node connection — waiting to retry (no startup node answered), or not connected yet — has nothing to
+ * drain, so `disconnect()` would leave it `disconnecting` forever, never `end`, with its queued
+ * commands never settled: disconnected in that state, this one ends at once, failing them.
+ */
+export class FleetCluster extends Cluster {
+  readyAt = -Infinity;
+  onDuplicate: (copy: FleetClient) => void = () => undefined;
+
+  constructor(
+    /** The startup nodes, kept for duplicates (ioredis keeps its own copy private). */
+    readonly startup: readonly ClusterNode[],
+    options: ClusterOptions,
+  ) {
+    super([...startup], options);
+  }
+
+  override disconnect(reconnect = false): void {
+    if (!reconnect && this.status !== 'end' && this.nodes().length === 0) this.status = 'wait';
+    super.disconnect(reconnect);
+  }
+
+  override duplicate(overrideStartupNodes: ClusterNode[] = [], overrideOptions: ClusterOptions = {}): FleetCluster {
+    const copy = track(new FleetCluster(overrideStartupNodes.length > 0 ? overrideStartupNodes : this.startup, { ...this.options, ...overrideOptions }));
+    copy.onDuplicate = this.onDuplicate;
+    this.onDuplicate(copy);
+    return copy;
+  }
+}
+
+function track<C extends FleetClient>(redis: C): C {
   redis.on('ready', () => (redis.readyAt = performance.now()));
   redis.on('error', () => undefined); // ioredis reconnects by itself; commands meanwhile wait (or fail at close)
   return redis;
@@ -63,7 +102,7 @@ interface Reach {
  * meanwhile is ever sent. The next `open()` tries again.
  */
 export class FleetConnections {
-  readonly #open = new Set<FleetRedis>();
+  readonly #open = new Set<FleetClient>();
   /** Whether a connection of this object was ever ready. */
   #reached = false;
   /** Settles when one is ready, or rejects `connectTimeoutMs` after the first open of this try. */
@@ -81,11 +120,22 @@ export class FleetConnections {
     return redisAddress(this.connection);
   }
 
-  /** A new connection (given to BullMQ too: the duplicates it makes of it are ours as well). */
-  open(): FleetRedis {
-    const { url, ...options } = (this.connection instanceof Redis ? this.connection.options : this.connection) as RedisOptions & { url?: unknown };
-    const settings: RedisOptions = { ...options, maxRetriesPerRequest: null };
-    const redis = track(typeof url === 'string' ? new FleetRedis(url, settings) : new FleetRedis(settings));
+  /**
+   * A new connection (given to BullMQ too: the duplicates it makes of it are ours as well): to the
+   * given `Cluster`'s startup nodes with its options when it is one — never a plain client, which
+   * would go to localhost:6379 — else to the given Redis.
+   */
+  open(): FleetClient {
+    const cluster = clusterOf(this.connection);
+    let redis: FleetClient;
+    if (cluster !== undefined) {
+      const { redisOptions, ...options } = cluster.options;
+      redis = track(new FleetCluster(startupNodesOf(cluster), { ...options, redisOptions: { ...redisOptions, maxRetriesPerRequest: null } }));
+    } else {
+      const { url, ...options } = redisOptionsOf(this.connection);
+      const settings: RedisOptions = { ...options, maxRetriesPerRequest: null };
+      redis = track(typeof url === 'string' ? new FleetRedis(url, settings) : new FleetRedis(settings));
+    }
     this.#adopt(redis);
     redis.onDuplicate = (copy) => this.#adopt(copy);
     return redis;
@@ -107,13 +157,13 @@ export class FleetConnections {
     this.#open.clear();
   }
 
-  #adopt(redis: FleetRedis): void {
+  #adopt(redis: FleetClient): void {
     this.#open.add(redis);
     redis.once('end', () => this.#open.delete(redis));
     if (this.#reached) return;
     this.#startReach();
     redis.once('ready', () => this.#ready());
-    redis.on('error', (error: Error) => (this.#lastError = error.message));
+    redis.on('error', (error: Error & { lastNodeError?: Error }) => (this.#lastError = error.lastNodeError === undefined ? error.message : `${error.message} ${error.lastNodeError.message}`));
   }
 
   #startReach(): Reach {
@@ -128,7 +178,9 @@ export class FleetConnections {
       reject(
         new RemoteToolError(
           'redis_unreachable',
-          `Redis at ${this.address} is unreachable: no connection within ${this.connectTimeoutMs} ms (${why}). Start one (\`redis-server\`) or point the connection option at yours (e.g. { url: process.env.REDIS_URL }).`,
+          clusterOf(this.connection) === undefined
+            ? `Redis at ${this.address} is unreachable: no connection within ${this.connectTimeoutMs} ms (${why}). Start one (\`redis-server\`) or point the connection option at yours (e.g. { url: process.env.REDIS_URL }).`
+            : `The Redis Cluster at ${this.address} (its startup nodes) is unreachable: no connection within ${this.connectTimeoutMs} ms (${why}). Check that the cluster is up (\`redis-cli -c -h <host> -p <port> cluster info\` says cluster_state:ok) and that the Cluster's startup nodes are its addresses.`,
           '',
           { address: this.address },
         ),
@@ -153,10 +205,12 @@ export class FleetConnections {
 
 /**
  * The Redis a connection option points at, for messages: `host:port`, a socket path, or the URL
- * without its user and password.
+ * without its user and password; for a `Cluster`, its startup nodes, comma-separated.
  */
 export function redisAddress(connection: ConnectionOptions): string {
-  const options = (connection instanceof Redis ? connection.options : connection) as RedisOptions & { url?: unknown };
+  const cluster = clusterOf(connection);
+  if (cluster !== undefined) return startupNodesOf(cluster).map(nodeAddress).join(', ');
+  const options = redisOptionsOf(connection);
   if (typeof options.url === 'string') {
     try {
       const url = new URL(options.url);
@@ -171,12 +225,19 @@ export function redisAddress(connection: ConnectionOptions): string {
   return `${options.host ?? 'localhost'}:${options.port ?? 6379}`;
 }
 
+/** A cluster's startup node as ioredis reads it (a port alone, `host:port`, a URL, or `{ host, port }`), for messages. */
+function nodeAddress(node: ClusterNode): string {
+  if (typeof node === 'number') return `127.0.0.1:${node}`;
+  if (typeof node === 'string') return /^rediss?:\/\//.test(node) ? redisAddress({ url: node }) : node;
+  return `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}`;
+}
+
 /**
  * Closes a connection we opened, within about a second whatever Redis does: `QUIT` when it is
  * connected (what it sent before is answered first), else — Redis away, or no answer in time (a
  * connection cut off) — a disconnect, which fails whatever still waits on it.
  */
-export async function closeRedis(redis: Redis): Promise<void> {
+export async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'end') return;
   if (redis.status !== 'ready') return redis.disconnect();
   try {

@@ -1,5 +1,5 @@
 import { Worker, type Processor, type WorkerOptions } from 'bullmq';
-import type { FleetRedis } from './fleetRedis.js';
+import type { FleetClient } from './fleetRedis.js';
 import type { LockWatch } from './lockWatch.js';
 
 /**
@@ -11,7 +11,7 @@ import type { LockWatch } from './lockWatch.js';
 export class FleetWorker extends Worker {
   readonly #locks: LockWatch;
 
-  constructor(queue: string, processor: Processor, options: WorkerOptions & { readonly connection: FleetRedis }, locks: LockWatch) {
+  constructor(queue: string, processor: Processor, options: WorkerOptions & { readonly connection: FleetClient }, locks: LockWatch) {
     super(queue, processor, options);
     this.#locks = locks;
   }
@@ -37,7 +37,7 @@ export class FleetWorker extends Worker {
  * (`LockWatch`), before any worker moves them and their next worker looks for such a record. A dead
  * worker's job is found as before, `lockMs` later at most after a restart. Returns a stop function.
  */
-export function checkStalls(worker: Worker, connection: FleetRedis, lockMs: number, intervalMs: number): () => void {
+export function checkStalls(worker: Worker, connection: FleetClient, lockMs: number, intervalMs: number): () => void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const tick = async () => {

@@ -1,5 +1,5 @@
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './fleetRedis.js';
 import { isObservable, observable as observableSymbol, type ObservableInput } from 'rxjs';
 import { safeParse } from 'zod/v4/core';
 import { argsHash } from '../durable/canonical.js';
@@ -39,7 +39,7 @@ export class JobRunner {
     private readonly keys: FleetKeys,
     private readonly secret: Buffer,
     private readonly notices: CancelNotices,
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly locks: LockWatch,
     private readonly maxReruns: number,
     /** `createToolWorker`'s `observe`: a watch around each body (a span that continues the agent's trace). */

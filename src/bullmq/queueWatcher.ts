@@ -1,5 +1,5 @@
 import { Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './fleetRedis.js';
 import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
 import type { FleetConnections } from './fleetRedis.js';
 import { completed, JobWatch, type JobOutcome } from './jobWatch.js';
@@ -72,7 +72,7 @@ export class QueueWatcher {
     connections: FleetConnections,
     prefix: string,
     /** For cancel markers, the cancel channel and job lookups. */
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly reconcileMs: number,
     /** How long a job waits with no live worker on the queue before it is voided (`no_worker`). */
     private readonly noWorkerMs: number,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { checkKeyOfTurn, checkPruneOptions } from '../durable/pruning.js';
 import { ConfigError } from '../util/errors.js';
 import { isRecord } from '../util/validate.js';
@@ -17,15 +17,21 @@ import { ACQUIRE, APPEND, PRUNE, RELEASE, RENEW, runScript } from './redisJourna
 export interface RedisJournalOptions {
   /**
    * The Redis to keep turns in: a URL (`redis://host:6379/0`, `rediss://…` for TLS), ioredis options,
-   * or an ioredis client. A URL or options make a client of the journal's own, which `close()` quits;
-   * a client you pass stays yours: `close()` leaves it open, and you quit it.
+   * or an ioredis client — a `Redis`, or a `Cluster` for a Redis Cluster. A URL or options make a client
+   * of the journal's own, which `close()` quits; a client you pass stays yours: `close()` leaves it
+   * open, and you quit it.
    */
-  readonly connection: string | RedisOptions | Redis;
+  readonly connection: string | RedisOptions | Redis | Cluster;
   /**
    * The start of every key the journal writes: a turn's keys are `<prefix>:{<turn>}:log`, `:lease`,
    * `:nonces`, `:programs` and, for each program (`run_code`) call, `:program:<call id>` (the turn is the
    * hash tag, so a turn's keys share one slot); `<prefix>:ended` lists the turns that ended, for `prune`.
-   * Journals of different prefixes on one Redis never see each other's turns. Neither `{` nor `}`.
+   * Journals of different prefixes on one Redis never see each other's turns.
+   *
+   * On a Redis Cluster no hash tag is needed: every script and multi-key command of the journal touches
+   * one turn's keys, which share the turn's slot, so turns spread over the masters (`<prefix>:ended` is
+   * only ever used alone). A prefix may carry one hash tag (`'{journal}'`, `'app:{journal}'`), which then
+   * puts every key of the journal in that one slot, on one master; any other `{` or `}` is refused.
    * @default 'toolstream:journal'
    */
   readonly prefix?: string;
@@ -113,7 +119,7 @@ export interface RedisJournal extends JournalStore {
 export function redisJournal(options: RedisJournalOptions): RedisJournal {
   const { connection, prefix } = resolveOptions(options);
   const owned = !isClient(connection);
-  const redis = owned ? (typeof connection === 'string' ? new Redis(connection) : new Redis(connection)) : connection;
+  const redis: Redis | Cluster = owned ? (typeof connection === 'string' ? new Redis(connection) : new Redis(connection)) : connection;
   if (owned) {
     // The client's own errors (refused, reset) arrive with the commands they fail; without a listener
     // ioredis would also print each one.
@@ -212,8 +218,11 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
 /** How many listed turns one round of `prune` reads. */
 const PRUNE_PAGE = 500;
 
-/** An ioredis client rather than its options: it has the commands. */
-function isClient(connection: RedisJournalOptions['connection']): connection is Redis {
+/** A prefix with no brace, or one hash tag: `{`, a non-empty name without braces, `}`. */
+const ONE_TAG_AT_MOST = /^[^{}]*(\{[^{}]+\}[^{}]*)?$/;
+
+/** An ioredis client (a `Redis` or a `Cluster`) rather than its options: it has the commands. */
+function isClient(connection: RedisJournalOptions['connection']): connection is Redis | Cluster {
   return typeof connection === 'object' && typeof (connection as Partial<Redis>).evalsha === 'function' && typeof (connection as Partial<Redis>).lrange === 'function';
 }
 
@@ -240,6 +249,6 @@ function resolveOptions(options: RedisJournalOptions): Required<RedisJournalOpti
     if (host !== undefined && (typeof host !== 'string' || host === '')) fail('connection.host', 'a host name or address', host);
     if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) fail('connection.port', 'a port number, 1 to 65535', port);
   }
-  if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) fail('prefix', 'a non-empty string without { or }', prefix);
+  if (typeof prefix !== 'string' || prefix === '' || !ONE_TAG_AT_MOST.test(prefix)) fail('prefix', 'a non-empty string without { or }, or with one hash tag (e.g. \'{journal}\')', prefix);
   return { connection, prefix };
 }

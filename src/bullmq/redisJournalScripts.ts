@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * The Lua scripts of `redisJournal`. Redis runs a script as one step — no other client's command runs
@@ -89,7 +89,7 @@ return 1
  * Runs a script by its digest (EVALSHA), loading it (EVAL) the first time a Redis has not seen it —
  * after a restart, or on a server that flushed its script cache.
  */
-export async function runScript(redis: Redis, { source, sha }: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export async function runScript(redis: Redis | Cluster, { source, sha }: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
   try {
     return await redis.evalsha(sha, keys.length, ...keys, ...args);
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './fleetRedis.js';
 import type { JobWatch } from './jobWatch.js';
 import type { OutcomeSigner } from './outcomeSigner.js';
 import { unverified } from './remoteOutcome.js';
@@ -20,7 +20,7 @@ const PAGE = 500;
  *
  * @returns once the job ended and every item is read; throws `result_unverified` and Redis errors.
  */
-export async function* readItems(commands: Redis, key: string, watch: JobWatch, signer: OutcomeSigner, signal: AbortSignal, read: { count: number }): AsyncGenerator<unknown, void, undefined> {
+export async function* readItems(commands: RedisClient, key: string, watch: JobWatch, signer: OutcomeSigner, signal: AbortSignal, read: { count: number }): AsyncGenerator<unknown, void, undefined> {
   let last: string | undefined;
   for (;;) {
     const ended = watch.outcome !== undefined;

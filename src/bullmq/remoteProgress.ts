@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './fleetRedis.js';
 import type { JsonValue } from '../types/json.js';
 import type { OutcomeSigner } from './outcomeSigner.js';
 
@@ -24,7 +24,7 @@ export class ProgressSender {
   #sent = 0;
 
   constructor(
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly key: string,
     private readonly channel: string,
     private readonly signer: OutcomeSigner,
@@ -70,7 +70,7 @@ export class ProgressRelay {
   #reading: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly key: string,
     private readonly signer: OutcomeSigner,
     private readonly report: (value: JsonValue) => void,

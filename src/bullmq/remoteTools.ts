@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { ConnectionOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { argsHash } from '../durable/canonical.js';
 import { durableCallOf, markReattaching } from '../durable/reattach.js';
 import { attemptOf } from '../engine/records/callSlots.js';
@@ -10,9 +9,9 @@ import { traceCarrierOf } from '../util/traceCarrier.js';
 import { implementTool, isToolContract, type ToolContract } from '../tool/toolContract.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
 import type { TraceCarrier } from '../types/traceContext.js';
-import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
+import { checkConnection, checkName, checkSecret, checkSlots, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 import { FleetKeys } from './fleetKeys.js';
-import { boundedClose, closeRedis, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections } from './fleetRedis.js';
+import { boundedClose, closeRedis, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections, type RedisClient } from './fleetRedis.js';
 import { warnFleet, type FleetWarning } from './fleetWarning.js';
 import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';
 import type { JobWatch } from './jobWatch.js';
@@ -26,13 +25,23 @@ import { liveWorkers } from './workerHeartbeat.js';
 
 /** Options of {@link remoteTools}. */
 export interface RemoteToolsOptions {
-  /** BullMQ's connection: ioredis options (`{ host, port }`, `{ url }`) or an ioredis instance (duplicated, never closed by us). */
+  /**
+   * BullMQ's connection: ioredis options (`{ host, port }`, `{ url }`), an ioredis `Redis`, or an ioredis
+   * `Cluster` (a Redis Cluster: then `prefix`, or each queue name, needs a hash tag, e.g. `'{toolstream}'`).
+   * A client given is copied — same address or startup nodes, same options — for each connection, and
+   * never closed by us.
+   */
   readonly connection: ConnectionOptions;
   /** The queue every job goes to, or one per contract (one queue per limited resource, see `setFleetLimits`). */
   readonly queue: string | ((contract: ToolContract) => string);
   /** The secret the workers share: at least 32 bytes. Every job is signed with it. */
   readonly secret: string | Uint8Array;
-  /** BullMQ's key prefix; agents and workers of a fleet use the same. @default 'toolstream' */
+  /**
+   * BullMQ's key prefix; agents and workers of a fleet use the same. On a Redis Cluster it needs a hash
+   * tag (`'{toolstream}'`: every key of the fleet in one slot) unless each queue name has one
+   * (`'{browsers}'`: a queue's keys in one slot, queues spread over the masters); without, `remoteTools`
+   * throws a `ConfigError` saying so. @default 'toolstream'
+   */
   readonly prefix?: string;
   /**
    * How often every outstanding job is checked against its job state, besides the events: the longest
@@ -187,6 +196,7 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     seen.add(contract.name);
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
+  checkSlots('remoteTools', connection, prefix, queues);
   const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs, noWorkerMs);
   const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
   const served = [...new Set(queues)];
@@ -197,8 +207,8 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
 /** The agent's connections: one watcher per queue, and the connections they share. */
 class AgentFleet {
   readonly #watchers = new Map<string, QueueWatcher>();
-  #commands: Redis | undefined = undefined;
-  #subscriber: Redis | undefined = undefined;
+  #commands: RedisClient | undefined = undefined;
+  #subscriber: RedisClient | undefined = undefined;
   #closed: Promise<void> | undefined = undefined;
 
   constructor(
@@ -343,7 +353,7 @@ class AgentFleet {
     }
   }
 
-  #openCommands(): Redis {
+  #openCommands(): RedisClient {
     const commands = this.connections.open();
     // Back after a disconnect: events may have been missed meanwhile.
     let connectedBefore = false;
@@ -354,7 +364,7 @@ class AgentFleet {
     return commands;
   }
 
-  #openSubscriber(): Redis {
+  #openSubscriber(): RedisClient {
     const subscriber = this.connections.open();
     subscriber.on('message', (channel: string, jobId: string) => {
       const progressOf = progressNoticeOf(jobId);

@@ -4,7 +4,7 @@ import type { AnyTool } from '../types/tool.js';
 import type { JobObserver } from '../types/traceContext.js';
 import { CancelNotices } from './cancelNotices.js';
 import { FleetKeys } from './fleetKeys.js';
-import { checkConnection, checkName, checkSecret, DEFAULT_PREFIX, failer } from './fleetOptions.js';
+import { checkConnection, checkName, checkSecret, checkSlots, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 import { boundedClose, closeRedis, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections } from './fleetRedis.js';
 import { checkStalls, FleetWorker } from './fleetWorker.js';
 import { JobRunner } from './jobRunner.js';
@@ -16,7 +16,11 @@ import { heartbeatMs, WorkerHeartbeat } from './workerHeartbeat.js';
 
 /** Options of {@link createToolWorker}. */
 export interface ToolWorkerOptions {
-  /** BullMQ's connection: ioredis options or an ioredis instance (duplicated, never closed by us). */
+  /**
+   * BullMQ's connection: ioredis options, an ioredis `Redis`, or an ioredis `Cluster` (then `prefix`, or
+   * the queue name, needs a hash tag: see `RemoteToolsOptions.prefix`). A client given is copied for each
+   * connection (BullMQ's blocking reads get copies of those, with `maxRetriesPerRequest: null`), never closed by us.
+   */
   readonly connection: ConnectionOptions;
   /** The queue it takes jobs from. */
   readonly queue: string;
@@ -26,7 +30,7 @@ export interface ToolWorkerOptions {
   readonly concurrency?: number;
   /** The secret the agents sign jobs with: at least 32 bytes. */
   readonly secret: string | Uint8Array;
-  /** BullMQ's key prefix; the same as the agents'. @default 'toolstream' */
+  /** BullMQ's key prefix; the same as the agents' (with a hash tag on a Redis Cluster, e.g. `'{toolstream}'`). @default 'toolstream' */
   readonly prefix?: string;
   /**
    * The job lock's duration: a worker that dies is noticed about `2 × lockMs` later at most (its lock
@@ -147,6 +151,7 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   const queue = checkName('createToolWorker', 'queue', options.queue);
   const secret = checkSecret('createToolWorker', options.secret);
   checkName('createToolWorker', 'prefix', prefix);
+  checkSlots('createToolWorker', connection, prefix, [queue]);
   if (!isCount(concurrency, 1)) fail('concurrency', 'an integer of at least 1', concurrency);
   if (!isPositiveDuration(lockMs) || lockMs < 100) fail('lockMs', 'at least 100 milliseconds', lockMs);
   if (!isCount(maxReruns, 0)) fail('maxReruns', 'an integer of at least 0', maxReruns);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './fleetRedis.js';
 import type { FleetKeys } from './fleetKeys.js';
 
 /** The shortest life of a heartbeat, whatever a worker's `lockMs`: a loaded machine's timers lag by hundreds of ms. */
@@ -39,7 +39,7 @@ export class WorkerHeartbeat {
   #stopped = false;
 
   constructor(
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly keys: FleetKeys,
     private readonly ttlMs: number,
     private readonly concurrency: number,
@@ -96,7 +96,7 @@ export interface LiveWorkers {
   readonly aliveForMs: number;
 }
 
-export async function liveWorkers(commands: Redis, keys: FleetKeys): Promise<LiveWorkers> {
+export async function liveWorkers(commands: RedisClient, keys: FleetKeys): Promise<LiveWorkers> {
   const [count, aliveForMs] = (await commands.eval(LIVE_WORKERS, 1, keys.workers, keys.workerPrefix)) as [number, number];
   return { count, aliveForMs };
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './fleetRedis.js';
 import type { FleetKeys } from './fleetKeys.js';
 import type { JobWatch } from './jobWatch.js';
 import { liveWorkers } from './workerHeartbeat.js';
@@ -22,7 +22,7 @@ export class WorkerPresence {
   #checking = false;
 
   constructor(
-    private readonly commands: Redis,
+    private readonly commands: RedisClient,
     private readonly keys: FleetKeys,
     private readonly noWorkerMs: number,
     /**
