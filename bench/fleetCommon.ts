@@ -31,11 +31,19 @@ export class Workers {
   /** Has every worker serve `queue` (and stop serving the one before). */
   async serve(queue: string): Promise<void> {
     await Promise.all(this.#children.map(async (child) => {
-      const answered = once(child, 'message') as Promise<[string]>;
-      const died = once(child, 'exit').then(([code, signal]) => [`its exit (${String(signal ?? code)})`] as [string]);
+      // The listener the race did not need is removed (aborted): one round after another would pile them up.
+      const settled = new AbortController();
+      const answered = once(child, 'message', { signal: settled.signal }) as Promise<[string]>;
+      const died = once(child, 'exit', { signal: settled.signal }).then(([code, signal]) => [`its exit (${String(signal ?? code)})`] as [string]);
+      answered.catch(() => undefined);
+      died.catch(() => undefined);
       child.send({ serve: queue });
-      const [message] = await Promise.race([answered, died]);
-      if (message !== 'serving') throw new Error(`a worker answered ${message}`);
+      try {
+        const [message] = await Promise.race([answered, died]);
+        if (message !== 'serving') throw new Error(`a worker answered ${message}`);
+      } finally {
+        settled.abort();
+      }
     }));
   }
 

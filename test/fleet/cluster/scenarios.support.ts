@@ -21,8 +21,9 @@ import type { WorkerEvent } from '../support/fleetTools.js';
 export const WITH_CLUSTER = redisClusterAvailable() ? 'real Redis Cluster, real worker processes' : `skipped: ${REDIS_CLUSTER_MISSING}`;
 
 /**
- * The options every process of the scenarios gives its ioredis `Cluster`: the ones a user needs (the
- * docs name them), nothing the tests alone would add.
+ * The options every process of the scenarios gives its ioredis `Cluster`: what a user must give, which
+ * is nothing — the fleet opens its own copies of the `Cluster` (its startup nodes and options) with
+ * `maxRetriesPerRequest: null` in `redisOptions`, as BullMQ's blocking connections need.
  */
 export const CLUSTER_OPTIONS: ClusterOptions = {};
 
