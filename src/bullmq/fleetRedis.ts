@@ -120,6 +120,11 @@ export class FleetConnections {
     return redisAddress(this.connection);
   }
 
+  /** Where the connections go, for sentences: `Redis 127.0.0.1:6379`, or `the Redis Cluster 127.0.0.1:7000, …` (its startup nodes). */
+  get named(): string {
+    return clusterOf(this.connection) === undefined ? `Redis ${this.address}` : `the Redis Cluster ${this.address}`;
+  }
+
   /**
    * A new connection (given to BullMQ too: the duplicates it makes of it are ours as well): to the
    * given `Cluster`'s startup nodes with its options when it is one — never a plain client, which

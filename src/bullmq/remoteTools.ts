@@ -346,7 +346,7 @@ class AgentFleet {
     for (const queue of queues) {
       if (counts[queue] !== 0 || this.#closed !== undefined) continue;
       const message =
-        `remoteTools: no worker serves queue "${queue}" (prefix "${this.prefix}") on Redis ${this.connections.address}: none sends a heartbeat. ` +
+        `remoteTools: no worker serves queue "${queue}" (prefix "${this.prefix}") on ${this.connections.named}: none sends a heartbeat. ` +
         `${this.noWorkerMs === Infinity ? 'Its calls wait for one (noWorkerMs: Infinity)' : `Its calls fail (no_worker) after waiting ${this.noWorkerMs} ms (noWorkerMs) unless one starts`}: ` +
         `createToolWorker({ queue: '${queue}', prefix: '${this.prefix}', connection, secret, tools }).`;
       warn({ code: 'no_worker', queue, message });

@@ -65,7 +65,8 @@ describe.skipIf(!available)(`redisJournal (${available ? 'a real Redis' : REDIS_
       [{ connection: { port: '6379' } }, 'connection.port'],
       [{ connection: { host: '' } }, 'connection.host'],
       [{ connection: 'redis://127.0.0.1:1', prefix: '' }, 'prefix'],
-      [{ connection: 'redis://127.0.0.1:1', prefix: 'a{b}' }, 'prefix'],
+      [{ connection: 'redis://127.0.0.1:1', prefix: 'a{b' }, 'prefix'],
+      [{ connection: 'redis://127.0.0.1:1', prefix: 'a{b}{c}' }, 'prefix'],
       [{ connection: 'redis://127.0.0.1:1', prefix: 7 }, 'prefix'],
     ];
     for (const [options, option] of bad) {
