@@ -100,7 +100,9 @@ describe.skipIf(!redisClusterAvailable())(`the fleet on a Redis Cluster: two wor
       await until(() => started(busy), 5000, 'the busy call to start');
       const controller = new AbortController();
       const second = pipeline.run([{ id: waiting, name: 'sleep', args: { ms: 1 } }], { signal: controller.signal });
-      await new Promise((resolve) => setTimeout(resolve, 50)); // its job is in the queue, behind the busy one
+      // Its job gets into the queue, behind the busy one (polled: on a busy machine its add takes a while).
+      const deadline = Date.now() + stretched(5000);
+      while ((await queue.getWaitingCount()) !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await queue.getWaitingCount()).toBe(1);
       controller.abort();
       expect((await second)[0]).toMatchObject({ status: 'cancelled', error: { started: true } });
