@@ -95,7 +95,8 @@ interface Reach {
  * option: from a given ioredis instance's options (the instance itself is never used, so never closed by
  * us), or from connection options. Commands wait for Redis while it is away (`maxRetriesPerRequest:
  * null`, as BullMQ needs) rather than fail: their callers are bounded by the calls' deadlines and by
- * `close()`, which can end them all ({@link disconnectAll}). That holds once Redis was reached: a
+ * `close()`, which can end them all ({@link disconnectAll}); on a Redis Cluster, so do commands whose
+ * node is away (`maxRedirections: Infinity`). That holds once Redis was reached: a
  * Redis that none of them reached within `connectTimeoutMs` of the first open is taken for a wrong
  * address or a server not started, and {@link reachable} rejects (`redis_unreachable`, naming the
  * address) after every connection was ended — no retry loop is left behind, and nothing queued
@@ -134,8 +135,11 @@ export class FleetConnections {
     const cluster = clusterOf(this.connection);
     let redis: FleetClient;
     if (cluster !== undefined) {
+      // As for one Redis, a command waits while its node is away (a master restarting, a failover)
+      // rather than fail: ioredis retries it every 100 ms or so (`retryDelayOnFailover`,
+      // `retryDelayOnClusterDown`) but gives up after `maxRedirections` tries (16: about a second).
       const { redisOptions, ...options } = cluster.options;
-      redis = track(new FleetCluster(startupNodesOf(cluster), { ...options, redisOptions: { ...redisOptions, maxRetriesPerRequest: null } }));
+      redis = track(new FleetCluster(startupNodesOf(cluster), { ...options, maxRedirections: Infinity, redisOptions: { ...redisOptions, maxRetriesPerRequest: null } }));
     } else {
       const { url, ...options } = redisOptionsOf(this.connection);
       const settings: RedisOptions = { ...options, maxRetriesPerRequest: null };
