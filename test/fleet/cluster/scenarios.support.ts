@@ -23,7 +23,8 @@ export const WITH_CLUSTER = redisClusterAvailable() ? 'real Redis Cluster, real 
 /**
  * The options every process of the scenarios gives its ioredis `Cluster`: what a user must give, which
  * is nothing — the fleet opens its own copies of the `Cluster` (its startup nodes and options) with
- * `maxRetriesPerRequest: null` in `redisOptions`, as BullMQ's blocking connections need.
+ * `maxRetriesPerRequest: null` in `redisOptions`, as BullMQ's blocking connections need, and
+ * `maxRedirections: Infinity`, so its commands wait out a master restarting.
  */
 export const CLUSTER_OPTIONS: ClusterOptions = {};
 
