@@ -18,7 +18,7 @@ import { SECRET, until } from '../support/fleet.js';
 requireRedisCluster();
 const missing = redisClusterMissing();
 
-describe.skipIf(missing !== undefined)(skippedBecause('the fleet while a master of its slot restarts', missing), () => {
+describe.skipIf(missing !== undefined)(skippedBecause('the fleet while a node of the cluster restarts', missing), () => {
   let handle: RedisClusterHandle;
   beforeAll(async () => {
     handle = await startRedisCluster({ private: true });
@@ -56,16 +56,6 @@ describe.skipIf(missing !== undefined)(skippedBecause('the fleet while a master 
       await Promise.all([fleet.close(), worker.close()]);
       cluster.disconnect();
     }
-  });
-});
-
-describe.skipIf(missing !== undefined)(skippedBecause('a cancel sent while the node of the worker\'s subscription restarts', missing), () => {
-  let handle: RedisClusterHandle;
-  beforeAll(async () => {
-    handle = await startRedisCluster({ private: true });
-  });
-  afterAll(async () => {
-    await handle?.stop();
   });
 
   /** The index of the node on which a client subscribes to `channel` (PUBSUB CHANNELS is per node on a cluster). */
