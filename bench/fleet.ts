@@ -30,19 +30,17 @@
  * Method: WARMUP rounds, then ROUNDS measured, the sides alternating within each round; medians of the
  * rounds' figures (p50/p99 computed per round). Figures are printed, never asserted.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents, Worker, type ConnectionOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import { from as fromArray } from 'rxjs';
 import { z } from 'zod';
 import { createPipeline, implementTool, toolContract } from '../src/index.js';
 import { createToolWorker, remoteTools } from '../src/bullmq/index.js';
 import { startRedis } from '../test/support/redis.js';
 import { fmt, median, printHeader } from './common.js';
+import { noopCalls, percentile, serveQueues, Workers } from './fleetCommon.js';
 
 const WARMUP = 1;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -156,26 +154,8 @@ const toolstreamSideOf = (name: string, contract: typeof noop): Side => ({
   async run({ connection, queue, jobs, shape }) {
     const fleet = remoteTools([contract], { connection, queue, secret: SECRET });
     const pipeline = createPipeline({ tools: fleet.tools, concurrency: Infinity });
-    const latencies: number[] = [];
-    const batch = async (from: number, count: number) => {
-      const sent = performance.now();
-      const calls = Array.from({ length: count }, (_, i) => ({ id: `c${from + i}`, name: 'noop', args: { x: from + i } }));
-      await new Promise<void>((resolve, reject) =>
-        fromArray(calls).pipe(pipeline.operator()).subscribe({
-          next: (result) => {
-            if (result.status !== 'ok' || result.value !== Number(result.id.slice(1))) reject(new Error(`call ${result.id}: ${result.content}`));
-            latencies.push(performance.now() - sent);
-          },
-          error: reject,
-          complete: resolve,
-        }),
-      );
-    };
     try {
-      const started = performance.now();
-      if (shape === 'all') await batch(0, jobs);
-      else for (let x = 0; x < jobs; x++) await batch(x, 1);
-      return { elapsedMs: performance.now() - started, latencies, reconciled: undefined }; // remoteTools reconciles inside
+      return { ...(await noopCalls(pipeline, jobs, shape)), reconciled: undefined }; // remoteTools reconciles inside
     } finally {
       await fleet.close();
       const cleanup = new Queue(queue, { connection });
@@ -295,69 +275,10 @@ class Collector {
   }
 }
 
-const percentile = (values: readonly number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-};
-
-/** The worker processes of one side: this file, run with `worker <side>`; each round tells them its queue. */
-class Workers {
-  readonly #children: ChildProcess[] = [];
-
-  static async start(side: Side, url: string): Promise<Workers> {
-    const workers = new Workers();
-    try {
-      for (let i = 0; i < WORKERS; i++) {
-        const child = fork(process.argv[1]!, ['worker', side.name, url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-        workers.#children.push(child);
-      }
-      return workers;
-    } catch (error) {
-      await workers.stop();
-      throw error;
-    }
-  }
-
-  /** Has every worker serve `queue` (and stop serving the one before). */
-  async serve(queue: string): Promise<void> {
-    await Promise.all(this.#children.map(async (child) => {
-      const answered = once(child, 'message') as Promise<[string]>;
-      const died = once(child, 'exit').then(([code, signal]) => [`its exit (${String(signal ?? code)})`] as [string]);
-      child.send({ serve: queue });
-      const [message] = await Promise.race([answered, died]);
-      if (message !== 'serving') throw new Error(`a worker answered ${message}`);
-    }));
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.#children.map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      if (child.connected) child.send({ exit: true });
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(killer);
-    }));
-  }
-}
-
 /** In a worker process: serves the queue each message names, until told to exit (or the producer is gone). */
-async function workerMain(side: Side, url: string): Promise<void> {
+function workerMain(side: Side, url: string): void {
   const connection = connectionOf(url);
-  let stop: (() => Promise<void>) | undefined;
-  process.on('disconnect', () => process.exit(1));
-  process.on('message', (message: { serve?: string; exit?: boolean }) => {
-    void (async () => {
-      await stop?.();
-      stop = undefined;
-      if (message.exit === true) process.exit(0);
-      stop = await side.serve(connection, message.serve!, CONCURRENCY);
-      process.send!('serving');
-    })().catch((error: unknown) => {
-      process.send!(String(error));
-      process.exit(1);
-    });
-  });
+  serveQueues((queue) => side.serve(connection, queue, CONCURRENCY));
 }
 
 const connectionOf = (url: string): ConnectionOptions => {
@@ -404,7 +325,7 @@ async function main(): Promise<void> {
     const connection = connectionOf(redis.url);
     const fleets = new Map<Side, Workers>();
     for (const side of sides) {
-      const workers = await Workers.start(side, redis.url);
+      const workers = Workers.start(WORKERS, ['worker', side.name, redis.url]);
       started.push(workers);
       fleets.set(side, workers);
     }
@@ -438,7 +359,7 @@ async function main(): Promise<void> {
 if (process.argv[2] === 'worker') {
   const side = SIDES.find((s) => s.name === process.argv[3]);
   if (side === undefined) throw new Error(`no side ${process.argv[3]}`);
-  void workerMain(side, process.argv[4]!);
+  workerMain(side, process.argv[4]!);
 } else {
   main().catch((error: unknown) => {
     console.error(error);

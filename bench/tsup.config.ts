@@ -18,6 +18,7 @@ export default defineConfig({
     mcp: 'bench/mcp.ts',
     journal: 'bench/journal.ts',
     fleet: 'bench/fleet.ts',
+    fleetCluster: 'bench/fleetCluster.ts',
     recentIds: 'bench/recentIds.ts',
   },
   format: ['esm'],
