@@ -11,6 +11,7 @@ import type { JournalEntry } from '../types/journal.js';
 import type { PendingApproval } from '../types/pendingApproval.js';
 import type { ToolCall } from '../types/toolCall.js';
 import type { ToolResult } from '../types/toolResult.js';
+import { describeError } from '../util/describe.js';
 import { Later, thenOrNow, type MaybeLater } from '../util/later.js';
 import { argsHash } from './canonical.js';
 import { DurableTurnError } from './errors.js';
@@ -84,30 +85,45 @@ export class DurableBatch {
   /**
    * Takes the turn's lease (and, for a first run, checks that the turn is new); it is renewed from then on.
    * At once when the store answers at once; never throws — a failure is a rejected `Later`.
-   * @throws {DurableTurnError} `turn_leased` or `turn_exists` (as the rejection).
+   * @throws {DurableTurnError} `turn_leased` or `turn_exists`, or `journal_failed` when the store fails (as the rejection).
    */
   private open(): MaybeLater<void> {
+    // A store that fails here (Redis away, a broken file) is the journal's failure, as it is mid-run: the
+    // caller hears journal_failed, not the source's failure the engine would make of any other error.
+    const failed = (error: unknown): DurableTurnError =>
+      error instanceof DurableTurnError ? error : new DurableTurnError('journal_failed', `The journal of turn ${JSON.stringify(this.turn)} could not be leased or read: ${describeError(error)}`, { cause: error });
+    let opened: MaybeLater<void>;
+    try {
+      opened = this.#take();
+    } catch (error) {
+      return Later.rejected(failed(error));
+    }
+    return opened instanceof Later
+      ? opened.then(undefined, (error: unknown) => {
+          throw failed(error);
+        })
+      : opened;
+  }
+
+  /** {@link open}'s work, whose failures it names. */
+  #take(): MaybeLater<void> {
     const { store } = this.durable;
     const refuse = (error: DurableTurnError) => thenOrNow(this.#lease.release(), () => Later.rejected<void>(error));
-    try {
-      return thenOrNow(this.#lease.acquire(), (acquired) => {
-        if (!acquired) {
-          throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} is being driven by another process (its lease is live); try again once it ends.`);
+    return thenOrNow(this.#lease.acquire(), (acquired) => {
+      if (!acquired) {
+        throw new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} is being driven by another process (its lease is live); try again once it ends.`);
+      }
+      return thenOrNow(store.read(this.turn), ({ length }) => {
+        if (this.plan === undefined && length > 0) {
+          return refuse(new DurableTurnError('turn_exists', `Turn ${JSON.stringify(this.turn)} has run already: resume it (pipeline.resume) instead of running it again.`));
         }
-        return thenOrNow(store.read(this.turn), ({ length }) => {
-          if (this.plan === undefined && length > 0) {
-            return refuse(new DurableTurnError('turn_exists', `Turn ${JSON.stringify(this.turn)} has run already: resume it (pipeline.resume) instead of running it again.`));
-          }
-          // A resume was planned before its lease: another process may have driven the turn in between.
-          if (this.plan !== undefined && length !== this.plan.entries) {
-            return refuse(new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} was driven by another process while this resume was being planned; resume it again.`));
-          }
-          return undefined;
-        });
+        // A resume was planned before its lease: another process may have driven the turn in between.
+        if (this.plan !== undefined && length !== this.plan.entries) {
+          return refuse(new DurableTurnError('turn_leased', `Turn ${JSON.stringify(this.turn)} was driven by another process while this resume was being planned; resume it again.`));
+        }
+        return undefined;
       });
-    } catch (error) {
-      return Later.rejected(error);
-    }
+    });
   }
 
   /**
