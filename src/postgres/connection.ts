@@ -42,8 +42,8 @@ export function openConnection(given: { readonly pool: Pool } | { readonly conne
     try {
       return await work(client);
     } catch (error) {
-      // A connection-level failure (no SQLSTATE) leaves the client unusable: the pool drops it.
-      if (error instanceof Error && typeof (error as { severity?: unknown }).severity !== 'string') broken = error;
+      // A connection-level failure (no SQLSTATE, not one of ours) leaves the client unusable: the pool drops it.
+      if (error instanceof Error && !(error instanceof PostgresJournalError) && typeof (error as { severity?: unknown }).severity !== 'string') broken = error;
       throw error;
     } finally {
       client.release(broken);

@@ -80,6 +80,31 @@ describe.skipIf(!available)(skippedBecause('postgresJournal on a real PostgreSQL
     }
   });
 
+  it('keeps no session state on its connections (PgBouncer in transaction mode): no prepared statements, advisory locks, temporary tables or settings', async () => {
+    const pool = new pg.Pool({ connectionString: server.url, max: 1 }); // every statement on the one connection we then inspect
+    const journal = postgresJournal({ pool }, { schema: testSchema('session') });
+    try {
+      const lease = { turn: 't', owner: 'me', epoch: (await journal.acquire('t', 'me', 60_000))! };
+      await journal.append('t', [{ kind: 'started', index: 0, at: 1 }], lease);
+      await journal.append('t', [{ kind: 'ended', at: 1 }], lease);
+      await journal.renew(lease, 60_000);
+      await journal.consume('t', 'n');
+      await journal.read('t\u0000p');
+      await journal.release(lease);
+      expect(await journal.prune({ finishedBefore: 2 })).toBe(1);
+      const { rows } = await pool.query<{ prepared: string; advisory: string; temporary: boolean; changed: string }>(
+        `SELECT (SELECT count(*) FROM pg_prepared_statements) AS prepared,
+                (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS advisory,
+                pg_my_temp_schema() <> 0 AS temporary,
+                (SELECT count(*) FROM pg_settings WHERE source = 'session') AS changed`,
+      );
+      expect(rows).toEqual([{ prepared: '0', advisory: '0', temporary: false, changed: '0' }]);
+    } finally {
+      await journal.close();
+      await pool.end();
+    }
+  });
+
   it('createSchema: false creates nothing: it fails schema_missing until the exported SQL made the tables, then works', async () => {
     const schema = testSchema('ddl');
     const journal = postgresJournal({ pool: admin }, { schema, createSchema: false });
