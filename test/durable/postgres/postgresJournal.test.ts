@@ -119,6 +119,16 @@ describe.skipIf(!available)(skippedBecause('postgresJournal on a real PostgreSQL
     expect((await admin.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 
+  it('a wrong user or database: connection_failed at the first use, naming host and port and PostgreSQL\'s reason, never the password', async () => {
+    const { port } = new URL(server.url);
+    const journal = postgresJournal({ connectionString: `postgres://nobody:s3cret-pw@127.0.0.1:${port}/no_such_db` });
+    const error: unknown = await journal.acquire('t', 'me', 1_000).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PostgresJournalError);
+    expect(error).toMatchObject({ code: 'connection_failed', message: expect.stringMatching(new RegExp(`127\\.0\\.0\\.1:${port}: .*nobody`)) });
+    expect((error as Error).message).not.toContain('s3cret');
+    await journal.close();
+  });
+
   it('a schema of a newer toolstream is refused: schema_too_new', async () => {
     const schema = testSchema('newer');
     await admin.query(postgresJournalSchema(schema));
