@@ -9,7 +9,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +16,7 @@ import { z } from 'zod';
 import { createPipeline, defineTool } from '../../../src/index.js';
 import { postgresJournal } from '../../../src/postgres/index.js';
 import { openPostgresJournal } from '../../../src/postgres/postgresJournal.js';
-import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
+import { freePort, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
 import { skippedBecause } from '../../support/skip.js';
 import { READY_MS } from '../../support/timing.js';
 import { journalStoreContract } from '../journalStoreContract.js';
@@ -26,15 +25,6 @@ requirePostgres();
 const hasBouncer = spawnSync('pgbouncer', ['--version'], { stdio: 'ignore' }).status === 0;
 const missing = postgresMissing() ?? (hasBouncer ? undefined : 'no pgbouncer: `apt-get install -y pgbouncer`');
 const asRoot = process.getuid?.() === 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** PgBouncer in transaction mode in front of `server`, two server connections; resolves once it accepts connections. */
 async function startBouncer(server: TestPostgres): Promise<{ readonly url: string; stop(): Promise<void> }> {
