@@ -80,6 +80,23 @@ describe.skipIf(!available)(skippedBecause('postgresJournal on a real PostgreSQL
     }
   });
 
+  it('two stores racing: each lease and each approval nonce goes to exactly one of them', async () => {
+    const schema = testSchema('contend');
+    const [a, b] = [postgresJournal({ connectionString: server.url }, { schema }), postgresJournal({ connectionString: server.url }, { schema })];
+    try {
+      await a.read('schema first'); // one store creates it; the race is then on the rows
+      const race = (store: typeof a, owner: string) =>
+        Promise.all(Array.from({ length: 40 }, async (_, n) => [await store.acquire(`lease ${n}`, owner, 60_000), await store.consume('contended', `n${n}`)] as const));
+      const [byA, byB] = await Promise.all([race(a, 'a'), race(b, 'b')]);
+      for (let n = 0; n < 40; n++) {
+        expect([byA[n]![0], byB[n]![0]].filter((epoch) => epoch !== undefined), `lease ${n}`).toEqual([1]);
+        expect([byA[n]![1], byB[n]![1]].filter(Boolean), `nonce ${n}`).toEqual([true]);
+      }
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it('keeps no session state on its connections (PgBouncer in transaction mode): no prepared statements, advisory locks, temporary tables or settings', async () => {
     const pool = new pg.Pool({ connectionString: server.url, max: 1 }); // every statement on the one connection we then inspect
     const journal = postgresJournal({ pool }, { schema: testSchema('session') });
