@@ -1,6 +1,6 @@
 /**
  * The build's side of `src/util/optionalPeer.ts`: an esbuild plugin (for tsup) that sends every import
- * of an optional peer dependency (`bullmq`, `ioredis`, `better-sqlite3`, `ai`,
+ * of an optional peer dependency (`bullmq`, `ioredis`, `better-sqlite3`, `pg`, `ai`,
  * `@modelcontextprotocol/sdk/…`, `fast-check`, `@opentelemetry/api`) through a small generated module that loads it and, when
  * it is not installed, throws a `MissingPeerError` naming the package, its range (from package.json's
  * `peerDependencies`) and the install command of the whole subpath. The sources keep their ordinary
@@ -20,6 +20,7 @@ import type { Plugin } from 'esbuild';
 export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'toolstream/bullmq': ['bullmq', 'ioredis'],
   'toolstream/sqlite': ['better-sqlite3'],
+  'toolstream/postgres': ['pg'],
   'toolstream/ai-sdk': ['ai'],
   'toolstream/mcp': ['@modelcontextprotocol/sdk'],
   'toolstream/testing': ['fast-check'],

@@ -48,6 +48,7 @@ export class ConfigError extends TypeError {
       | 'createToolWorker'
       | 'setFleetLimits'
       | 'redisJournal'
+      | 'postgresJournal'
       | 'renderTimeline'
       | 'terminalProgress'
       | 'toolTracing'

@@ -1,0 +1,115 @@
+/**
+ * A child process driving a durable turn on postgresJournal is killed with SIGKILL at random moments,
+ * and this process — another one, with its own pool — resumes the turn from PostgreSQL. The checks are
+ * the SQLite and Redis tests' (`../sqlite/crashChecks.ts`): write-ahead (a body that left its mark has its
+ * `started` record), every call answered once and in order, a started and unfinished call
+ * `outcome_unknown` (the idempotent `fetch` re-runs once), nothing non-idempotent run twice, and a
+ * second resume running nothing.
+ *
+ * The dead driver's lease (10 s) is on the database's clock, which a test cannot move: while it lives a
+ * resume is refused (`turn_leased`); then the test ends it as the clock would — `until` set in the past
+ * with SQL — rather than waiting 10 s a trial. (Expiry on the database's clock itself, with a stalled
+ * owner's appends refused, is `stall.test.ts`'s.)
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { foldTurn } from '../../../src/durable/turnState.js';
+import { postgresJournal, type PostgresJournal } from '../../../src/postgres/index.js';
+import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
+import { skippedBecause } from '../../support/skip.js';
+import { checkResumed, checkWriteAhead, goThenKill } from '../sqlite/crashChecks.js';
+import { crashPipeline } from '../sqlite/crashTools.js';
+import { buildChild, startChild } from '../sqlite/processes.js';
+
+requirePostgres();
+const available = postgresAvailable();
+/** Kills that landed before the turn was done (a child that finished first is not counted). */
+const KILLS = Number(process.env.SIGKILL_RUNS ?? 50) / 2;
+const MAX_DELAY_MS = 60;
+
+describe.skipIf(!available)(skippedBecause('SIGKILL a process mid-turn, resume from another (real processes, a real PostgreSQL)', postgresMissing()), () => {
+  let child: Awaited<ReturnType<typeof buildChild>>;
+  let server: TestPostgres;
+  let raw: pg.Pool;
+  let store: PostgresJournal;
+  let dir: string;
+  const schema = testSchema('sigkill');
+
+  beforeAll(async () => {
+    child = await buildChild('test/durable/postgres/postgresJournalChild.ts');
+    server = await startPostgres();
+    raw = new pg.Pool({ connectionString: server.url, max: 2 });
+    store = postgresJournal({ connectionString: server.url }, { schema });
+    await store.read('nothing'); // the schema, before the children race to make it
+    dir = mkdtempSync(join(tmpdir(), 'toolstream-postgres-sigkill-'));
+  });
+  afterAll(async () => {
+    await store?.close();
+    await raw?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await raw?.end();
+    await server?.stop();
+    child?.remove();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function spawnDriver(n: number) {
+    const turn = `kill ${n}`;
+    const marks = join(dir, `marks-${n}`);
+    mkdirSync(marks);
+    const driver = startChild(child.script, ['drive', server.url, schema, marks, turn]);
+    const ready = driver.nextLine();
+    ready.catch(() => undefined); // a spare killed before it was ready: nobody waits for it
+    return { turn, marks, driver, ready };
+  }
+
+  async function trial(spawned: ReturnType<typeof spawnDriver>, delay: number) {
+    const { turn, marks, driver } = spawned;
+    const killed = await goThenKill(driver, spawned.ready, delay);
+
+    const journaled = foldTurn(await store.read(turn));
+    const { before, context } = checkWriteAhead(journaled, marks, { turn, delay });
+    const pipeline = crashPipeline(store, marks);
+    if (journaled.size === 0) {
+      expect(before.size, context).toBe(0);
+      await expect(pipeline.resume(turn)).rejects.toMatchObject({ code: 'turn_unknown' });
+      return { killed, unfinished: 0, refused: false };
+    }
+    const { rowCount } = await raw.query(`SELECT 1 FROM "${schema}".leases WHERE turn = $1 AND owner <> ''`, [turn]); // a released lease keeps its row (and epoch)
+    const leased = rowCount === 1;
+    if (leased) {
+      await expect(pipeline.resume(turn)).rejects.toMatchObject({ code: 'turn_leased' });
+      await raw.query(`UPDATE "${schema}".leases SET until = 0 WHERE turn = $1`, [turn]); // the clock moved past it
+    }
+    const { unfinished } = await checkResumed(pipeline, turn, journaled, before, marks, context);
+    return { killed, unfinished, refused: leased };
+  }
+
+  it(`nothing that started runs twice, every call is answered — over ${KILLS} kills`, { timeout: 300_000 }, async () => {
+    let kills = 0;
+    let trials = 0;
+    let withUnfinished = 0;
+    let refusals = 0;
+    const covered = () => kills >= KILLS && withUnfinished >= KILLS / 5 && refusals >= KILLS / 2;
+    let next = spawnDriver(trials++);
+    try {
+      while (!covered() && trials < KILLS * 6) {
+        const current = next;
+        next = spawnDriver(trials++); // starts while this trial runs
+        const outcome = await trial(current, Math.random() * MAX_DELAY_MS);
+        if (outcome.killed) kills++;
+        if (outcome.unfinished > 0) withUnfinished++;
+        if (outcome.refused) refusals++;
+      }
+    } finally {
+      next.driver.process.kill('SIGKILL'); // the spare, never told to go
+      await next.driver.exited;
+    }
+    console.log(`SIGKILL on postgresJournal: ${trials} children, ${kills} killed before their turn was done, ${withUnfinished} with calls started and unfinished, ${refusals} resumes refused while the lease was live`);
+    expect(kills).toBeGreaterThanOrEqual(KILLS);
+    expect(withUnfinished).toBeGreaterThanOrEqual(KILLS / 5);
+    expect(refusals).toBeGreaterThanOrEqual(KILLS / 2);
+  });
+});
