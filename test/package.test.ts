@@ -87,7 +87,7 @@ describe('the built package, from the repository', () => {
 
     // Subpath exports, both module systems, sharing one core: a call the Anthropic adapter marks as
     // cut off (an IncompleteArguments from its chunk) is recognised by the main entry's intake.
-    const subpaths = [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime'], ['sqlite', 'sqliteJournal'], ['bullmq', 'redisJournal'], ['testing', 'checkInvariants']];
+    const subpaths = [['anthropic', 'fromAnthropicStream'], ['openai', 'fromOpenAIChatStream'], ['ai-sdk', 'fromAISDKStream'], ['mcp', 'mcpTools'], ['quickjs', 'createQuickJSRuntime'], ['sqlite', 'sqliteJournal'], ['postgres', 'postgresJournal'], ['bullmq', 'redisJournal'], ['testing', 'checkInvariants']];
     for (const [subpath, name] of subpaths) {
       expect(node(['--input-type=module', '-e', `import { ${name} } from 'toolstream/${subpath}'; console.log(typeof ${name})`]).trim()).toBe('function');
       expect(node(['-e', `console.log(typeof require('toolstream/${subpath}').${name})`]).trim()).toBe('function');
@@ -208,6 +208,7 @@ describe('a fresh project that installs the tarball', () => {
   it('a subpath without its optional peer fails naming the package, its range and the install command', () => {
     expect(installOf('bullmq', 'ioredis')).toBe('npm install bullmq@^6.7.0 ioredis@^5.0.0'); // as the issue asks
     expectFailsWithout('sqlite', 'better-sqlite3', installOf('better-sqlite3'));
+    expectFailsWithout('postgres', 'pg', installOf('pg'));
     expectFailsWithout('ai-sdk', 'ai', installOf('ai'));
     expectFailsWithout('mcp', '@modelcontextprotocol/sdk', installOf('@modelcontextprotocol/sdk'));
     // The subpaths with no peer to load up front (the SDK adapters read the SDKs' shapes; the QuickJS runtime is bundled).

@@ -42,8 +42,8 @@ export function openConnection(given: { readonly pool: Pool } | { readonly conne
     try {
       return await work(client);
     } catch (error) {
-      // A connection-level failure (no SQLSTATE) leaves the client unusable: the pool drops it.
-      if (error instanceof Error && typeof (error as { severity?: unknown }).severity !== 'string') broken = error;
+      // A connection-level failure (no SQLSTATE, not one of ours) leaves the client unusable: the pool drops it.
+      if (error instanceof Error && !(error instanceof PostgresJournalError) && typeof (error as { severity?: unknown }).severity !== 'string') broken = error;
       throw error;
     } finally {
       client.release(broken);
@@ -69,23 +69,11 @@ export function openConnection(given: { readonly pool: Pool } | { readonly conne
 }
 
 /**
- * `host:port` of the server a connection string or pool options name, for messages: from the URL (or its
- * `host` parameter), else node-postgres's environment defaults (`PGHOST`, `PGPORT`), else its own. The
- * URL's user name and password are never part of it.
+ * `host:port` of the server the pool connects to, for messages, as node-postgres resolves it (the
+ * connection string, then `PGHOST` and `PGPORT`, then its defaults): read from a client made and never
+ * connected. The user name and password are never part of it.
  */
-function serverOf(options: { readonly connectionString?: string | undefined; readonly host?: string | undefined; readonly port?: number | undefined }): string {
-  let host = options.host;
-  let port = options.port === undefined ? undefined : String(options.port);
-  if (options.connectionString !== undefined) {
-    try {
-      const url = new URL(options.connectionString);
-      host = decodeURIComponent(url.hostname) || url.searchParams.get('host') || undefined;
-      port = url.port || url.searchParams.get('port') || undefined;
-    } catch {
-      // not a URL: node-postgres will say why it cannot connect
-    }
-  }
-  host ??= process.env['PGHOST'] ?? 'localhost';
-  port ??= process.env['PGPORT'] ?? '5432';
+function serverOf(options: pg.PoolConfig): string {
+  const { host, port } = new pg.Client(options);
   return `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
 }

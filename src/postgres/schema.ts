@@ -69,7 +69,7 @@ const versionRow = (schema: string): string =>
   `INSERT INTO ${quoted(schema)}.meta (key, value) VALUES ('schema_version', ${SCHEMA_VERSION}) ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
 
 /**
- * The SQL that creates the journal's schema and tables (version {@link SCHEMA_VERSION}) in `schema`, for a
+ * The SQL that creates the journal's schema and tables (at the version this toolstream writes) in `schema`, for a
  * database administrator to run once when the journal's own role may not create tables — then open the
  * journal with `createSchema: false`. Run it in one transaction (`psql --single-transaction -f`). The
  * journal's role needs `USAGE` on the schema and `SELECT, INSERT, UPDATE, DELETE` on its tables.

@@ -83,7 +83,8 @@ export function testSchema(prefix = 'ts'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
-async function freePort(): Promise<number> {
+/** A free TCP port on the loopback interface (for a server a test starts: PostgreSQL, PgBouncer). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const address = server.address();

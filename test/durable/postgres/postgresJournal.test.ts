@@ -80,6 +80,48 @@ describe.skipIf(!available)(skippedBecause('postgresJournal on a real PostgreSQL
     }
   });
 
+  it('two stores racing: each lease and each approval nonce goes to exactly one of them', async () => {
+    const schema = testSchema('contend');
+    const [a, b] = [postgresJournal({ connectionString: server.url }, { schema }), postgresJournal({ connectionString: server.url }, { schema })];
+    try {
+      await a.read('schema first'); // one store creates it; the race is then on the rows
+      const race = (store: typeof a, owner: string) =>
+        Promise.all(Array.from({ length: 40 }, async (_, n) => [await store.acquire(`lease ${n}`, owner, 60_000), await store.consume('contended', `n${n}`)] as const));
+      const [byA, byB] = await Promise.all([race(a, 'a'), race(b, 'b')]);
+      for (let n = 0; n < 40; n++) {
+        expect([byA[n]![0], byB[n]![0]].filter((epoch) => epoch !== undefined), `lease ${n}`).toEqual([1]);
+        expect([byA[n]![1], byB[n]![1]].filter(Boolean), `nonce ${n}`).toEqual([true]);
+      }
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('keeps no session state on its connections (PgBouncer in transaction mode): no prepared statements, advisory locks, temporary tables or settings', async () => {
+    const pool = new pg.Pool({ connectionString: server.url, max: 1 }); // every statement on the one connection we then inspect
+    const journal = postgresJournal({ pool }, { schema: testSchema('session') });
+    try {
+      const lease = { turn: 't', owner: 'me', epoch: (await journal.acquire('t', 'me', 60_000))! };
+      await journal.append('t', [{ kind: 'started', index: 0, at: 1 }], lease);
+      await journal.append('t', [{ kind: 'ended', at: 1 }], lease);
+      await journal.renew(lease, 60_000);
+      await journal.consume('t', 'n');
+      await journal.read('t\u0000p');
+      await journal.release(lease);
+      expect(await journal.prune({ finishedBefore: 2 })).toBe(1);
+      const { rows } = await pool.query<{ prepared: string; advisory: string; temporary: boolean; changed: string }>(
+        `SELECT (SELECT count(*) FROM pg_prepared_statements) AS prepared,
+                (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS advisory,
+                pg_my_temp_schema() <> 0 AS temporary,
+                (SELECT count(*) FROM pg_settings WHERE source = 'session') AS changed`,
+      );
+      expect(rows).toEqual([{ prepared: '0', advisory: '0', temporary: false, changed: '0' }]);
+    } finally {
+      await journal.close();
+      await pool.end();
+    }
+  });
+
   it('createSchema: false creates nothing: it fails schema_missing until the exported SQL made the tables, then works', async () => {
     const schema = testSchema('ddl');
     const journal = postgresJournal({ pool: admin }, { schema, createSchema: false });
@@ -92,6 +134,16 @@ describe.skipIf(!available)(skippedBecause('postgresJournal on a real PostgreSQL
     expect(await journal.read('t')).toEqual([{ kind: 'started', index: 0, at: 1 }]);
     await journal.close(); // a pool given stays the caller's
     expect((await admin.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('a wrong user or database: connection_failed at the first use, naming host and port and PostgreSQL\'s reason, never the password', async () => {
+    const { port } = new URL(server.url);
+    const journal = postgresJournal({ connectionString: `postgres://nobody:s3cret-pw@127.0.0.1:${port}/no_such_db` });
+    const error: unknown = await journal.acquire('t', 'me', 1_000).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PostgresJournalError);
+    expect(error).toMatchObject({ code: 'connection_failed', message: expect.stringMatching(new RegExp(`127\\.0\\.0\\.1:${port}: .*nobody`)) });
+    expect((error as Error).message).not.toContain('s3cret');
+    await journal.close();
   });
 
   it('a schema of a newer toolstream is refused: schema_too_new', async () => {
