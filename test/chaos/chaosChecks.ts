@@ -12,7 +12,7 @@
  */
 import type { JournalEntry } from '../../src/index.js';
 import type { Planted, Replayed } from './chaosAdversary.js';
-import type { FaultWindow } from './chaosFaults.js';
+import type { FaultWindow, PhaseFaults } from './chaosFaults.js';
 import { callKey, specOf, type BodyLine, type ResultOutline } from './chaosTools.js';
 import type { TurnRecord } from './turnDriver.js';
 
@@ -137,14 +137,15 @@ export function checkAdversary(planted: readonly Planted[], replayed: readonly R
   return { forged: plantedRefused('forged'), copied: plantedRefused('copied'), replayed: { made: replayed.length, refused: replayRefused } };
 }
 
-/** The one line the suite prints: its seed, how long it took, and what it counted. */
-export function countsLine(seed: number, ms: number, window: FaultWindow, phases: readonly PhaseCounts[], refusals: Refusals): string {
+/** The one line the suite prints: its seed, how long it took, and what it counted (faults also per phase). */
+export function countsLine(seed: number, ms: number, window: FaultWindow, faults: ReadonlyMap<string, PhaseFaults>, phases: readonly PhaseCounts[], refusals: Refusals): string {
   const sum = (key: keyof PhaseCounts) => phases.reduce((total, counts) => total + counts[key], 0);
+  const perPhase = [...faults].map(([name, landed]) => `${name} ${landed.kills}/${landed.stalls}`).join(', ');
   const { counts } = window;
   const { forged, copied, replayed } = refusals;
   return (
     `chaos: seed ${seed}, ${Math.round(ms / 1000)} s, kills ${window.kills} (agents ${counts.agentKills}, workers ${counts.workerKills}), ` +
-    `stalls ${window.stalls} (agents ${counts.agentStalls}, workers ${counts.workerStalls}), turns ${sum('turns')}, calls ${sum('calls')}, ` +
+    `stalls ${window.stalls} (agents ${counts.agentStalls}, workers ${counts.workerStalls}), kills/stalls per phase: ${perPhase}, turns ${sum('turns')}, calls ${sum('calls')}, ` +
     `idempotent re-runs ${sum('idempotentReruns')}, outcome_unknown ${sum('outcomeUnknown')}, lease_lost ${sum('leaseLost')}, ` +
     `double runs ${sum('doubleRuns')}, lost ${sum('lost')}, refused ${forged.refused + copied.refused + replayed.refused} of ${forged.made + copied.made + replayed.made} ` +
     `(forged ${forged.refused}/${forged.made}, copied ${copied.refused}/${copied.made}, replayed ${replayed.refused}/${replayed.made}; result_unverified ${sum('resultUnverified')})`

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProcessPool } from './chaosProcesses.js';
 import type { Random } from './chaosRandom.js';
 
-/** What has landed so far, over both phases. */
+/** What has landed so far, over all phases. */
 export interface FaultCounts {
   agentKills: number;
   workerKills: number;
@@ -65,8 +65,15 @@ export interface FaultTiming {
   readonly respawnMs: readonly [number, number];
 }
 
-/** Injects faults on `targets` while `window` is open. */
-export async function injectFaults(random: Random, window: FaultWindow, targets: readonly FaultTarget[], timing: FaultTiming): Promise<void> {
+/** What landed in one phase: so each phase can be shown to have had its share (not only the sum). */
+export interface PhaseFaults {
+  kills: number;
+  stalls: number;
+}
+
+/** Injects faults on `targets` while `window` is open; resolves with what landed. */
+export async function injectFaults(random: Random, window: FaultWindow, targets: readonly FaultTarget[], timing: FaultTiming): Promise<PhaseFaults> {
+  const landed: PhaseFaults = { kills: 0, stalls: 0 };
   const kinds = targets.flatMap((target) => [
     { target, kind: 'kill' as const, weight: target.kill },
     { target, kind: 'stall' as const, weight: target.stall },
@@ -88,9 +95,12 @@ export async function injectFaults(random: Random, window: FaultWindow, targets:
     if (kind === 'kill') {
       target.pool.kill(member, respawnMs);
       window.counts[target.role === 'agent' ? 'agentKills' : 'workerKills']++;
+      landed.kills++;
     } else {
       target.pool.stall(member, stallMs);
       window.counts[target.role === 'agent' ? 'agentStalls' : 'workerStalls']++;
+      landed.stalls++;
     }
   }
+  return landed;
 }
