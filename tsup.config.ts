@@ -14,7 +14,7 @@ export default defineConfig({
     mcp: 'src/mcp/index.ts',
     quickjs: 'src/ptc/quickjs/index.ts',
     sqlite: 'src/durable/sqlite/index.ts',
-    postgres: 'src/postgres/index.ts',
+    postgres: 'src/durable/postgres/index.ts',
     bullmq: 'src/bullmq/index.ts',
     testing: 'src/testing/index.ts',
     otel: 'src/otel/index.ts',

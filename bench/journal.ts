@@ -34,7 +34,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import { redisJournal } from '../src/bullmq/index.js';
 import { sqliteJournal, type SqliteJournal } from '../src/durable/sqlite/index.js';
-import { postgresJournal } from '../src/postgres/index.js';
+import { postgresJournal } from '../src/durable/postgres/index.js';
 import { askTools, createPipeline, defineTool, memoryJournal, suspendApprovals, type JournalEntry, type JournalStore, type Pipeline, type ToolCall, type ToolResult } from '../src/index.js';
 import { startPostgres, testSchema } from '../test/support/postgres.js';
 import { startRedis } from '../test/support/redis.js';

@@ -5,7 +5,7 @@
 // - an import runs where ALLOWED does not let it: up (the engine into a layer or the composition root,
 //   a leaf into the engine, ...) or sideways between layers other than the exceptions listed;
 // - an engine file imports a layer, as issue 25's acceptance defines it: no file outside the layer
-//   folders (durable/, bullmq/, postgres/, observe/, otel/, adapters/, mcp/, ptc/) and the composition root
+//   folders (durable/, bullmq/, observe/, otel/, adapters/, mcp/, ptc/) and the composition root
 //   (createPipeline.ts, options.ts, index.ts, or a top-level pipeline/ folder) imports a layer. This
 //   is checked from the folders themselves, whatever ROOMS says, so a wrong room cannot hide it;
 // - files import each other in a cycle (reported as the cycle's set of files, a strongly connected
@@ -38,13 +38,13 @@ const BASELINE = 'scripts/arch-baseline.json';
 const ROOMS = [
   ['types/', 'types'], ['util/', 'util'], ['stream/', 'stream'], ['tool/', 'tool'], ['engine/', 'engine'],
   ['durable/', 'durable'], ['bullmq/', 'bullmq'], ['observe/', 'observe'], ['adapters/', 'adapters'],
-  ['mcp/', 'mcp'], ['ptc/', 'ptc'], ['otel/', 'otel'], ['postgres/', 'postgres'], ['pipeline/', 'pipeline'], ['index.ts', 'pipeline'], ['turns/', 'turns'],
+  ['mcp/', 'mcp'], ['ptc/', 'ptc'], ['otel/', 'otel'], ['pipeline/', 'pipeline'], ['index.ts', 'pipeline'], ['turns/', 'turns'],
   ['testing/', 'testing'], ['node/', 'node'],
 ];
 
 // The rooms below the layers, low to high; a room may import the rooms below it.
 const BELOW = ['types', 'util', 'stream', 'tool', 'engine'];
-const LAYERS = ['durable', 'bullmq', 'postgres', 'observe', 'otel', 'adapters', 'mcp', 'ptc'];
+const LAYERS = ['durable', 'bullmq', 'observe', 'otel', 'adapters', 'mcp', 'ptc'];
 // Room → the rooms its files may import (besides their own). Sideways between layers only as listed.
 const ALLOWED = {
   types: [],
@@ -54,8 +54,6 @@ const ALLOWED = {
   engine: ['types', 'util', 'stream', 'tool'],
   durable: BELOW,
   bullmq: [...BELOW, 'durable'], // the fleet's journal store and job identity (canonical args)
-  // toolstream/postgres: a journal store, as durable/sqlite is; it shares the stores' key and pruning rules (durable/pruning.ts).
-  postgres: [...BELOW, 'durable'],
   observe: BELOW,
   // toolstream/otel: spans by the GenAI conventions, through a layer observer's call hooks; it imports
   // only @opentelemetry/api and shapes from below (the fleet reads its trace carrier from a call slot).

@@ -12,7 +12,7 @@
 import { createInterface } from 'node:readline';
 import { redisJournal, remoteTools } from '../../src/bullmq/index.js';
 import { sqliteJournal } from '../../src/durable/sqlite/index.js';
-import { postgresJournal } from '../../src/postgres/index.js';
+import { postgresJournal } from '../../src/durable/postgres/index.js';
 import type { ApprovalResponse, JournalStore, ToolCall, ToolResult } from '../../src/index.js';
 import { chaosPipeline, contracts, FLEET_SECRET, localTools, outline } from './chaosTools.js';
 

@@ -28,7 +28,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisJournal } from '../../src/bullmq/index.js';
 import { sqliteJournal } from '../../src/durable/sqlite/index.js';
-import { postgresJournal } from '../../src/postgres/index.js';
+import { postgresJournal } from '../../src/durable/postgres/index.js';
 import type { JournalEntry, JournalStore } from '../../src/index.js';
 import { buildChild } from '../durable/sqlite/processes.js';
 import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema } from '../support/postgres.js';

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { memoryJournal } from '../../../src/index.js';
-import { postgresJournal } from '../../../src/postgres/index.js';
+import { postgresJournal } from '../../../src/durable/postgres/index.js';
 import { crashPipeline, crashTurn } from '../sqlite/crashTools.js';
 
 const [mode, url, schema, dir, turn] = process.argv.slice(2);

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldTurn } from '../../../src/durable/turnState.js';
-import { postgresJournal, type PostgresJournal } from '../../../src/postgres/index.js';
+import { postgresJournal, type PostgresJournal } from '../../../src/durable/postgres/index.js';
 import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
 import { skippedBecause } from '../../support/skip.js';
 import { checkResumed, checkWriteAhead, goThenKill } from '../sqlite/crashChecks.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endOf } from '../../../src/durable/pruning.js';
-import { postgresJournal, type PostgresJournal } from '../../../src/postgres/index.js';
+import { postgresJournal, type PostgresJournal } from '../../../src/durable/postgres/index.js';
 import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
 import { skippedBecause } from '../../support/skip.js';
 import { buildChild, startChild } from '../sqlite/processes.js';

@@ -7,7 +7,7 @@
  */
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { postgresJournal } from '../../../src/postgres/index.js';
+import { postgresJournal } from '../../../src/durable/postgres/index.js';
 import { stallPipeline, stallTurn } from '../stall/stallTools.js';
 
 const [mode, url, schema, dir, turn] = process.argv.slice(2);

@@ -1,4 +1,4 @@
-import { brand } from '../util/brand.js';
+import { brand } from '../../util/brand.js';
 
 /**
  * Why a PostgreSQL journal could not be used (errors of PostgreSQL itself, such as a lost connection

@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
-import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../types/journal.js';
-import { checkKeyOfTurn } from '../durable/pruning.js';
-import { ConfigError } from '../util/errors.js';
-import { isRecord } from '../util/validate.js';
+import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../../types/journal.js';
+import { checkKeyOfTurn } from '../pruning.js';
+import { ConfigError } from '../../util/errors.js';
+import { isRecord } from '../../util/validate.js';
 import { openConnection } from './connection.js';
 import { postgresPrune } from './postgresPrune.js';
 import { DEFAULT_SCHEMA, SCHEMA_NAME } from './schema.js';

@@ -1,5 +1,5 @@
-import type { JournalEntry, PruneOptions } from '../types/journal.js';
-import { checkPruneOptions, endOf, mayPrune } from '../durable/pruning.js';
+import type { JournalEntry, PruneOptions } from '../../types/journal.js';
+import { checkPruneOptions, endOf, mayPrune } from '../pruning.js';
 import type { Connection } from './connection.js';
 import type { Clock } from './statements.js';
 import { nowMs, type Tables } from './statements.js';
