@@ -236,8 +236,14 @@ export function journalStoreContract(name: string, open: () => StoreUnderTest | 
       expect(await store.acquire('lease', 'a', 100)).toBe(3); // the epoch outlives the release
       expect(await store.acquire('lease', 'a', 100)).toBe(4); // its owner taking it again: a new epoch too
       expect(await store.renew({ turn: 'lease', owner: 'a', epoch: 3 }, 100)).toBe(false);
+      // Its own older epoch is as stale as another owner's: a process that took its turn again writes only with the new lease.
+      const older: TurnLease = { turn: 'lease', owner: 'a', epoch: 3 };
+      expect(await store.append('lease', [{ kind: 'started', index: 4, at: 5 }], older)).toBe(false);
+      await store.release(older); // stale: a at epoch 4 still holds the turn
+      expect(await store.acquire('lease', 'b', 100)).toBeUndefined();
+      expect(await store.append('lease', [{ kind: 'started', index: 5, at: 6 }], { turn: 'lease', owner: 'a', epoch: 4 })).toBe(true);
       expect(await store.acquire('other lease', 'b', 100)).toBe(1); // leases are per turn
-      expect((await store.read('lease')).map((entry) => (entry as { index: number }).index)).toEqual([0, 2]);
+      expect((await store.read('lease')).map((entry) => (entry as { index: number }).index)).toEqual([0, 2, 5]);
     });
 
     it('consume: true the first time for a turn and nonce, false ever after', async () => {
