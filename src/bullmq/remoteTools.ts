@@ -232,6 +232,8 @@ class AgentFleet {
     if (durable?.resumed === true && !contract.idempotent && !(await watcher.exists(jobId))) {
       return outcome.unknown('it was started before the turn was resumed, but its job is no longer in Redis (removed after keepJobsMs, or never added), and it is not idempotent, so it was not run again; it may or may not have taken effect.');
     }
+    // Aborted while this process connected or looked the job up (before the listener below): no job, no body.
+    ctx.signal.throwIfAborted();
     const now = Date.now();
     const timeoutMs = contract.timeoutMs;
     const deadline = timeoutMs === undefined || timeoutMs === Infinity ? null : now + timeoutMs;

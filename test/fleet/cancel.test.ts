@@ -48,6 +48,19 @@ describe.skipIf(!redisAvailable())(`cancelling remote calls reaches the worker (
     expect(p99).toBeLessThan(stretched(1000)); // the target is 50 ms; this only catches a cancel that does not travel
   });
 
+  it('a run aborted while the agent still connects adds no job: the body never runs (it ran in full before)', async () => {
+    // A fresh remoteTools: its first call waits for its connection before it adds the job.
+    const fresh = suite.remote([sleep], { queue: wide });
+    const id = `connecting-${randomUUID()}`;
+    const controller = new AbortController();
+    const run = createPipeline({ tools: fresh.tools }).run([{ id, name: 'sleep', args: { ms: 300 } }], { signal: controller.signal });
+    setImmediate(() => controller.abort()); // the call is dispatched by now, and waits for Redis
+    const [result] = await run;
+    expect(result).toMatchObject({ status: 'cancelled', error: { code: 'cancelled', reason: 'aborted' } });
+    await new Promise((resolve) => setTimeout(resolve, stretched(1000))); // a job added anyway would have started by now
+    expect(started(id)).toBe(false);
+  });
+
   it('cancel-rest (a failing sibling of the turn) aborts an active job', async () => {
     const id = `rest-${randomUUID()}`;
     const failing = defineTool({
