@@ -94,7 +94,7 @@ export { memoryJournal } from './durable/memoryJournal.js';
 export { DurableTurnError } from './durable/errors.js';
 export { suspendApprovals } from './tool/policy/suspendApprovals.js';
 export type { ApprovalResponse, PendingApproval } from './types/pendingApproval.js';
-export type { CallEntry, JournaledResult, JournalEntry, JournalStore, PruneOptions, TurnEnded, TurnLease } from './types/journal.js';
+export type { AsyncJournalStore, CallEntry, JournaledResult, JournalEntry, JournalStore, PruneOptions, TurnEnded, TurnLease } from './types/journal.js';
 
 // Restriction and retention
 export { RestrictionSet } from './util/restrictionSet.js';

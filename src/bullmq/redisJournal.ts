@@ -3,7 +3,7 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { checkKeyOfTurn, checkPruneOptions } from '../durable/pruning.js';
 import { ConfigError } from '../util/errors.js';
 import { isRecord } from '../util/validate.js';
-import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../types/journal.js';
+import type { AsyncJournalStore, JournalEntry, JournalStore, PruneOptions, TurnLease } from '../types/journal.js';
 import { ACQUIRE, APPEND, PRUNE, RELEASE, RENEW, runScript } from './redisJournalScripts.js';
 
 /**
@@ -38,7 +38,7 @@ export interface RedisJournalOptions {
 }
 
 /**
- * The journal `redisJournal` returns: a {@link JournalStore} whose methods return promises, and its
+ * The journal `redisJournal` returns: an {@link AsyncJournalStore} (its methods return promises) and its
  * key prefix.
  *
  * @example
@@ -48,16 +48,9 @@ export interface RedisJournalOptions {
  * await journal.close();
  * ```
  */
-export interface RedisJournal extends JournalStore {
+export interface RedisJournal extends AsyncJournalStore {
   /** The start of every key the journal writes. */
   readonly prefix: string;
-  append(key: string, entries: readonly JournalEntry[], lease: TurnLease): Promise<boolean>;
-  read(key: string): Promise<JournalEntry[]>;
-  acquire(turn: string, owner: string, ms: number): Promise<number | undefined>;
-  renew(lease: TurnLease, ms: number): Promise<boolean>;
-  release(lease: TurnLease): Promise<void>;
-  consume(turn: string, nonce: string): Promise<boolean>;
-  prune(options: PruneOptions): Promise<number>;
   /** Quits the client the journal made (waiting for its replies); a client you passed stays open. */
   close(): Promise<void>;
 }

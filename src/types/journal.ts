@@ -197,3 +197,24 @@ export interface JournalStore {
   /** Releases what the store holds (connections, files). */
   close?(): void | Promise<void>;
 }
+
+/**
+ * A {@link JournalStore} whose every method answers with a promise, as a store across the network does
+ * (`redisJournal`, `postgresJournal`): what their journals are, beside what each adds of its own.
+ *
+ * @example
+ * ```ts
+ * const journal: AsyncJournalStore = redisJournal({ connection: 'redis://127.0.0.1:6379' });
+ * const entries = await journal.read('conv-1/resp-1');
+ * ```
+ */
+export interface AsyncJournalStore extends JournalStore {
+  append(key: string, entries: readonly JournalEntry[], lease: TurnLease): Promise<boolean>;
+  read(key: string): Promise<JournalEntry[]>;
+  acquire(turn: string, owner: string, ms: number): Promise<number | undefined>;
+  renew(lease: TurnLease, ms: number): Promise<boolean>;
+  release(lease: TurnLease): Promise<void>;
+  consume(turn: string, nonce: string): Promise<boolean>;
+  prune(options: PruneOptions): Promise<number>;
+  close(): Promise<void>;
+}

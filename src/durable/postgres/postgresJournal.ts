@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { JournalEntry, JournalStore, PruneOptions, TurnLease } from '../../types/journal.js';
+import type { AsyncJournalStore, JournalEntry, TurnLease } from '../../types/journal.js';
 import { checkKeyOfTurn } from '../pruning.js';
 import { ConfigError } from '../../util/errors.js';
 import { isRecord } from '../../util/validate.js';
@@ -47,7 +47,7 @@ export interface PostgresJournalOptions {
 }
 
 /**
- * The journal `postgresJournal` returns: a {@link JournalStore} whose methods return promises, and its schema.
+ * The journal `postgresJournal` returns: an {@link AsyncJournalStore} (its methods return promises) and its schema.
  *
  * @example
  * ```ts
@@ -56,16 +56,9 @@ export interface PostgresJournalOptions {
  * await journal.close();
  * ```
  */
-export interface PostgresJournal extends JournalStore {
+export interface PostgresJournal extends AsyncJournalStore {
   /** The schema the journal's tables are in. */
   readonly schema: string;
-  append(key: string, entries: readonly JournalEntry[], lease: TurnLease): Promise<boolean>;
-  read(key: string): Promise<JournalEntry[]>;
-  acquire(turn: string, owner: string, ms: number): Promise<number | undefined>;
-  renew(lease: TurnLease, ms: number): Promise<boolean>;
-  release(lease: TurnLease): Promise<void>;
-  consume(turn: string, nonce: string): Promise<boolean>;
-  prune(options: PruneOptions): Promise<number>;
   /** Ends the pool the journal made (after its statements); a pool you passed stays open. */
   close(): Promise<void>;
 }
