@@ -19,9 +19,12 @@ export interface TestRedis {
 /** Why there is no Redis, when there is none: a sentence for the skip message. */
 export const REDIS_MISSING = 'no Redis: set REDIS_URL, or install one (`apt-get install -y redis-server`) so the tests can start it';
 
+/** The Redis `.ci/run` gave (`REDIS_URL`); an empty value is none, as for `REDIS_CLUSTER_NODES` (it meant localhost:6379). */
+const givenRedis = (): string | undefined => process.env['REDIS_URL'] || undefined;
+
 /** Whether the fleet tests can run here: a Redis was given, or one can be started. */
 export function redisAvailable(): boolean {
-  if (process.env['REDIS_URL'] !== undefined) return true;
+  if (givenRedis() !== undefined) return true;
   installed ??= spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
   return installed;
 }
@@ -64,7 +67,7 @@ export interface OwnRedis extends TestRedis {
 export async function startRedis(options: { readonly own: true; readonly persist?: boolean }): Promise<OwnRedis>;
 export async function startRedis(options?: { readonly own?: boolean }): Promise<TestRedis>;
 export async function startRedis(options: { readonly own?: boolean; readonly persist?: boolean } = {}): Promise<TestRedis | OwnRedis> {
-  const given = process.env['REDIS_URL'];
+  const given = givenRedis();
   if (given !== undefined && options.own !== true) return { url: given, stop: async () => undefined };
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'toolstream-redis-'));
