@@ -9,11 +9,17 @@
  *   unfinished one is `outcome_unknown` and does not run again (the idempotent `fetch` re-runs once);
  *   one that never started runs now (or is `cancelled` behind an `outcome_unknown` exclusive call);
  * - no non-idempotent body ran twice, and a second resume runs nothing and answers the same.
+ *
+ * Redis runs a command the driver had sent when it died before it drops the connection, so the journal is
+ * read only once the driver's connections are gone (each driver names them): read sooner, a call could
+ * look unfinished and then be finished by the dead driver's last append (`postgres/sigkill.test.ts`, where a
+ * COMMIT is slower, did fail that way once in CI).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { redisJournal, type RedisJournal } from '../../src/bullmq/index.js';
@@ -61,15 +67,31 @@ describe.skipIf(!available)(`SIGKILL a process mid-turn, resume from another (re
     const turn = `kill ${n}`;
     const marks = join(dir, `marks-${n}`);
     mkdirSync(marks);
-    const driver = startChild(child.script, ['drive', redis.url, prefix, marks, turn]);
+    const url = new URL(redis.url);
+    url.searchParams.set('connectionName', `toolstream-sigkill-${n}`);
+    const driver = startChild(child.script, ['drive', url.href, prefix, marks, turn]);
     const ready = driver.nextLine();
     ready.catch(() => undefined); // a spare killed before it was ready: nobody waits for it
-    return { turn, marks, driver, ready };
+    return { turn, marks, driver, ready, name: `toolstream-sigkill-${n}` };
+  }
+
+  const connectionsOf = async (name: string) => String(await raw.client('LIST')).split('\n').filter((line) => line.includes(` name=${name} `)).length;
+
+  /** Waits until Redis has dropped the dead driver's connections: whatever it had sent has run. */
+  async function connectionsGone(name: string) {
+    for (let polls = 0; ; polls++) {
+      if ((await connectionsOf(name)) === 0) return;
+      expect(polls, `the connections of ${name} outlived it`).toBeLessThan(1000);
+      await sleep(10);
+    }
   }
 
   async function trial(spawned: ReturnType<typeof spawnDriver>, delay: number) {
     const { turn, marks, driver } = spawned;
+    await spawned.ready;
+    expect(await connectionsOf(spawned.name), 'a ready driver is connected under its name').toBeGreaterThan(0);
     const killed = await goThenKill(driver, spawned.ready, delay);
+    await connectionsGone(spawned.name);
 
     const journaled = foldTurn(await store.read(turn));
     const { before, context } = checkWriteAhead(journaled, marks, { turn, delay });

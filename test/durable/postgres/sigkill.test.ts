@@ -10,10 +10,17 @@
  * resume is refused (`turn_leased`); then the test ends it as the clock would — `until` set in the past
  * with SQL — rather than waiting 10 s a trial. (Expiry on the database's clock itself, with a stalled
  * owner's appends refused, is `stall.test.ts`'s.)
+ *
+ * A statement the driver had sent when it died still runs: PostgreSQL finishes what it received (an
+ * append's COMMIT included) before its backend sees the closed socket. So the journal is read only once
+ * the driver's backends are gone (each driver connects under its own `application_name`); read sooner, a
+ * call could look unfinished and then be finished by the dead driver's last append, which the resume
+ * rightly replays.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldTurn } from '../../../src/durable/turnState.js';
@@ -59,15 +66,32 @@ describe.skipIf(!available)(skippedBecause('SIGKILL a process mid-turn, resume f
     const turn = `kill ${n}`;
     const marks = join(dir, `marks-${n}`);
     mkdirSync(marks);
-    const driver = startChild(child.script, ['drive', server.url, schema, marks, turn]);
+    const url = new URL(server.url);
+    url.searchParams.set('application_name', `toolstream-sigkill-${n}`);
+    const driver = startChild(child.script, ['drive', url.href, schema, marks, turn]);
     const ready = driver.nextLine();
     ready.catch(() => undefined); // a spare killed before it was ready: nobody waits for it
-    return { turn, marks, driver, ready };
+    return { turn, marks, driver, ready, application: `toolstream-sigkill-${n}` };
+  }
+
+  const backendsOf = async (application: string) =>
+    (await raw.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [application])).rows[0]!.n;
+
+  /** Waits until no backend serves the dead driver: whatever it had sent is committed or rolled back. */
+  async function backendsGone(application: string) {
+    for (let polls = 0; ; polls++) {
+      if ((await backendsOf(application)) === 0) return;
+      expect(polls, `the backends of ${application} outlived it`).toBeLessThan(1000);
+      await sleep(10);
+    }
   }
 
   async function trial(spawned: ReturnType<typeof spawnDriver>, delay: number) {
     const { turn, marks, driver } = spawned;
+    await spawned.ready;
+    expect(await backendsOf(spawned.application), 'a ready driver is connected under its name').toBeGreaterThan(0);
     const killed = await goThenKill(driver, spawned.ready, delay);
+    await backendsGone(spawned.application);
 
     const journaled = foldTurn(await store.read(turn));
     const { before, context } = checkWriteAhead(journaled, marks, { turn, delay });
