@@ -4,11 +4,12 @@ import { hostWarning } from '../util/host.js';
 import { TRACE_CARRIER } from '../util/traceCarrier.js';
 import type { CallView } from '../types/callView.js';
 import type { ExecuteContext, ExecuteNext } from '../types/execute.js';
-import type { CallHooks } from '../types/hooks.js';
+import type { RunHooks } from '../util/layerObserver.js';
 import type { TraceCarrier } from '../types/traceContext.js';
 import type { ToolResult } from '../types/toolResult.js';
 import {
   argumentsText,
+  ERROR_TYPE,
   EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME,
   GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -53,9 +54,12 @@ interface CallSpan {
  * 2. `execute` (each attempt): the rest of the chain and the body run in `context.with` the span, so
  *    `trace.getActiveSpan()` in the body is the call's span and spans the body starts are its children.
  * 3. `finished` (each call, once): the outcome's attributes and status; the span ends.
+ * 4. `closed` (the run's subscription ended): a call still open has no result coming — the run was
+ *    unsubscribed while it waited or ran (its body was aborted) — and its span ends `cancelled`, an error,
+ *    marked `toolstream.unsubscribed`.
  * Calls that never start (denied, failed at intake, cancelled) still get their span, from 1 and 3.
  */
-export class RunSpans implements CallHooks {
+export class RunSpans implements RunHooks {
   /** Open spans by call index (indexes are unique within a run). */
   readonly #spans = new Map<number, CallSpan>();
   /** The last arrival context, and it marked as this run's (`BODY_OF`): calls of a run mostly arrive in one context. */
@@ -100,6 +104,19 @@ export class RunSpans implements CallHooks {
     }
   }
 
+  closed(): void {
+    for (const [index, { span }] of this.#spans) {
+      this.#spans.delete(index);
+      try {
+        span.setAttributes({ 'toolstream.status': 'cancelled', [ERROR_TYPE]: 'cancelled', 'toolstream.unsubscribed': true });
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run was unsubscribed before the call had its result' });
+        span.end();
+      } catch (error) {
+        hostWarning(`toolTracing failed to end the span of call #${index}: ${describeError(error)}`, WARNING);
+      }
+    }
+  }
+
   /** `parent` with this run's mark (a context copy, made once for a run whose calls arrive in one context). */
   #markedFor(parent: Context): Context {
     if (this.#marked?.arrival !== parent) this.#marked = { arrival: parent, marked: parent.setValue(BODY_OF, this) };
@@ -129,10 +146,9 @@ export class RunSpans implements CallHooks {
   };
 }
 
+const WARNING = { type: 'ToolstreamObserverWarning', code: 'TOOLSTREAM_OBSERVER_ERROR' } as const;
+
 /** A tracer that threw: the call goes on untraced, said once as a process warning (as an observer's failure is). */
 function warn(call: { readonly id: string; readonly name: string }, error: unknown): void {
-  hostWarning(`toolTracing failed on call ${quote(call.id)} (${call.name}): ${describeError(error)}`, {
-    type: 'ToolstreamObserverWarning',
-    code: 'TOOLSTREAM_OBSERVER_ERROR',
-  });
+  hostWarning(`toolTracing failed on call ${quote(call.id)} (${call.name}): ${describeError(error)}`, WARNING);
 }

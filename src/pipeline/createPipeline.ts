@@ -1,4 +1,4 @@
-import { defer, filter, map, Observable, type OperatorFunction } from 'rxjs';
+import { defer, filter, finalize, map, Observable, type OperatorFunction } from 'rxjs';
 import { ConfigError, SourceError } from '../util/errors.js';
 import { runInOrder } from '../engine/runStages.js';
 import { runHooks } from '../engine/chains/hooks.js';
@@ -68,7 +68,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   /**
    * The stages of one run, given its hooks, results in model order: plain or durable. With layer
-   * observers, each subscription asks each for hooks of its own (after the journal's, before the events').
+   * observers, each subscription asks each for hooks of its own (after the journal's, before the events'),
+   * and tells them when it ends (`closed`), however it ends.
    */
   const tappedStages = (signal: AbortSignal | undefined, batch: DurableBatch | undefined, turn: string | undefined): HookedStages => {
     const stages: (hooks: readonly (CallHooks | undefined)[]) => OperatorFunction<ToolCall, ToolResult> =
@@ -76,7 +77,16 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         ? (hooks) => runInOrder(settings, signal, runHooks(hooks))
         : (hooks) => (calls) => calls.pipe(map((call) => withTurn(call, turn!)), batch.operator(signal, hooks));
     if (layers.length === 0) return (hooks) => stages([hooks]);
-    return (hooks) => (calls) => defer(() => calls.pipe(stages([...layers.map((layer) => layer[LAYER_HOOKS]()), hooks])));
+    return (hooks) => (calls) =>
+      defer(() => {
+        const layerHooks = layers.map((layer) => layer[LAYER_HOOKS]());
+        return calls.pipe(
+          stages([...layerHooks, hooks]),
+          finalize(() => {
+            for (const layer of layerHooks) layer.closed?.();
+          }),
+        );
+      });
   };
 
   /** The run as events; the event observers see them too. */

@@ -20,7 +20,17 @@ export const LAYER_HOOKS: unique symbol = Symbol.for('toolstream.layerHooks') as
  */
 export interface LayerObserver {
   /** @internal The run's call hooks, asked once per run. */
-  readonly [LAYER_HOOKS]: () => CallHooks;
+  readonly [LAYER_HOOKS]: () => RunHooks;
+}
+
+/**
+ * @internal A layer observer's hooks of one run: the call hooks, and `closed`, called once when the
+ * run's subscription ends — completed, errored or unsubscribed. After a completion or an error every
+ * call had its `finished`; after an unsubscribe, calls still in flight never get one, and `closed` is
+ * where the layer ends what it opened for them.
+ */
+export interface RunHooks extends CallHooks {
+  readonly closed?: () => void;
 }
 
 /**

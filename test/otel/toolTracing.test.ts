@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createPipeline, defineTool, memoryJournal, type ToolCall } from '../../src/index.js';
 import { toolTracing } from '../../src/otel/index.js';
@@ -170,6 +170,46 @@ describe('toolTracing: a span per call by the GenAI conventions', () => {
     expect(span.status.code).toBe(SpanStatusCode.UNSET);
     expect(span.attributes).toMatchObject({ 'toolstream.status': 'suspended', 'toolstream.suspended': 'approval_pending', 'toolstream.decision': 'ask' });
     expect(span.attributes['error.type']).toBeUndefined();
+  });
+
+  it('a run unsubscribed with calls in flight or queued ends their spans as cancelled, and a result that comes later adds nothing', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const aborted: string[] = [];
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Waits to be released',
+      input: z.object({}),
+      mode: 'parallel',
+      execute: async (_args, ctx) => {
+        ctx.signal.addEventListener('abort', () => aborted.push(ctx.callId));
+        await held;
+        return 'late';
+      },
+    });
+    const pipeline = createPipeline({ tools: [slow, lookup], concurrency: 1, observers: [toolTracing()] });
+    const calls = new Subject<ToolCall>();
+    const results: string[] = [];
+    const subscription = calls.pipe(pipeline.operator()).subscribe((result) => results.push(result.id));
+    calls.next({ id: 'u1', name: 'lookup', args: { word: 'done' } });
+    await vi.waitFor(() => expect(results).toEqual(['u1']));
+    calls.next({ id: 'u2', name: 'slow', args: {} }); // running
+    calls.next({ id: 'u3', name: 'slow', args: {} }); // queued behind it (one slot)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(exporter.getFinishedSpans().map((span) => span.attributes['gen_ai.tool.call.id'])).not.toContain('u2');
+
+    subscription.unsubscribe();
+    expect(aborted).toEqual(['u2']);
+    for (const id of ['u2', 'u3']) {
+      const span = spanOfCall(exporter.getFinishedSpans(), id);
+      expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'the run was unsubscribed before the call had its result' });
+      expect(span.attributes).toMatchObject({ 'toolstream.status': 'cancelled', 'error.type': 'cancelled', 'toolstream.unsubscribed': true });
+    }
+    expect(spanOfCall(exporter.getFinishedSpans(), 'u1').attributes['toolstream.status']).toBe('ok');
+
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(exporter.getFinishedSpans().filter((span) => span.name === 'execute_tool slow')).toHaveLength(2);
   });
 
   it('refuses malformed options, naming them', () => {
