@@ -1,4 +1,4 @@
-import { equalInConstantTime, fromBase64UrlText, hmacBase64Url, randomBase64Url, toBase64Url, utf8 } from '../util/digest.js';
+import { equalInConstantTime, fromBase64UrlText, hmacSigner, randomBase64Url, toBase64Url, utf8 } from '../util/digest.js';
 
 /** What an approval token says, signed. */
 export interface TokenClaims {
@@ -21,10 +21,11 @@ export type TokenProblem = 'malformed' | 'forged';
  * nor made for another turn, call or argument set.
  */
 export class ApprovalTokens {
-  readonly #secret: Uint8Array;
+  /** HMAC-SHA256 under the secret, keyed once. */
+  readonly #hmac: (text: string) => string;
 
   constructor(secret: string | Uint8Array) {
-    this.#secret = typeof secret === 'string' ? utf8(secret) : Uint8Array.from(secret);
+    this.#hmac = hmacSigner(typeof secret === 'string' ? utf8(secret) : Uint8Array.from(secret));
   }
 
   issue(claims: Omit<TokenClaims, 'nonce'>): { readonly token: string; readonly claims: TokenClaims } {
@@ -58,10 +59,10 @@ export class ApprovalTokens {
    * continuation): `purpose` is signed with the text, so a MAC made for one use is never valid for another.
    */
   sign(purpose: string, text: string): string {
-    return hmacBase64Url(this.#secret, `${purpose}\n${text}`);
+    return this.#hmac(`${purpose}\n${text}`);
   }
 
   #mac(body: string): string {
-    return hmacBase64Url(this.#secret, body);
+    return this.#hmac(body);
   }
 }

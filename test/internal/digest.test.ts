@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApprovalTokens } from '../../src/durable/approvalTokens.js';
 import { argsHash } from '../../src/durable/canonical.js';
-import { equalInConstantTime, fromBase64UrlText, hmacBase64Url, randomBase64Url, randomId, sha256Base64Url, toBase64Url, utf8 } from '../../src/util/digest.js';
+import { equalInConstantTime, fromBase64UrlText, hmacBase64Url, hmacSigner, randomBase64Url, randomId, sha256Base64Url, toBase64Url, utf8 } from '../../src/util/digest.js';
 
 const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 300 }), fc.string({ maxLength: 2000 }));
 const bytes = fc.uint8Array({ maxLength: 300 });
@@ -23,6 +23,18 @@ describe('digest: byte-identical to node:crypto', () => {
         expect(hmacBase64Url(utf8(input), 'x')).toBe(createHmac('sha256', Buffer.from(input)).update('x').digest('base64url'));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('hmacSigner: one key set up once signs any number of texts as createHmac does, and a later change to the key does not reach it', () => {
+    fc.assert(
+      fc.property(bytes, fc.array(text, { minLength: 1, maxLength: 5 }), (key, inputs) => {
+        const original = Uint8Array.from(key);
+        const sign = hmacSigner(key);
+        key.fill(7);
+        for (const input of [...inputs, ...inputs]) expect(sign(input)).toBe(createHmac('sha256', original).update(input).digest('base64url'));
+      }),
+      { numRuns: 200 },
     );
   });
 
