@@ -54,7 +54,13 @@ export class ConfigError extends TypeError {
       | 'toolTracing'
       | 'workerTracing'
       | 'createLimiter'
-      | 'createRateLimiter',
+      | 'createRateLimiter'
+      | 'denyTools'
+      | 'askTools'
+      | 'allowTools'
+      | 'pathSandbox'
+      | 'RestrictionSet'
+      | 'RestrictionSet.extend',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,
