@@ -60,7 +60,10 @@ export class ConfigError extends TypeError {
       | 'allowTools'
       | 'pathSandbox'
       | 'RestrictionSet'
-      | 'RestrictionSet.extend',
+      | 'RestrictionSet.extend'
+      | 'TextRetainer'
+      | 'retainText'
+      | 'ItemRetainer',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,
