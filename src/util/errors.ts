@@ -63,7 +63,18 @@ export class ConfigError extends TypeError {
       | 'RestrictionSet.extend'
       | 'TextRetainer'
       | 'retainText'
-      | 'ItemRetainer',
+      | 'ItemRetainer'
+      | 'stepCountIs'
+      | 'runAnthropicLoop'
+      | 'runOpenAIChatLoop'
+      | 'runOpenAIResponsesLoop'
+      | 'runAISDKLoop'
+      | 'runAnthropicTurn'
+      | 'continueAnthropicTurn'
+      | 'runOpenAIChatTurn'
+      | 'continueOpenAIChatTurn'
+      | 'runAISDKTurn'
+      | 'continueAISDKTurn',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,
