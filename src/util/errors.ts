@@ -74,7 +74,9 @@ export class ConfigError extends TypeError {
       | 'runOpenAIChatTurn'
       | 'continueOpenAIChatTurn'
       | 'runAISDKTurn'
-      | 'continueAISDKTurn',
+      | 'continueAISDKTurn'
+      | 'postgresJournalSchema'
+      | 'toAnthropicTools',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,
