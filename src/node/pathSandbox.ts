@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { describeError } from '../util/describe.js';
+import { ConfigError } from '../util/errors.js';
 import { formatPath } from '../util/formatIssues.js';
 import { GlobSet } from '../util/glob.js';
 import { realLocation } from './realLocation.js';
@@ -59,7 +60,8 @@ export interface PathSandboxOptions {
  * which guards the last component) or by confining the process itself (a container, a user without
  * access, Landlock, bubblewrap). Calls it does not deny pass on to the next policy.
  *
- * @throws {TypeError} when `root` is not a non-empty string, or `keys` / `tools` are malformed.
+ * @throws {ConfigError} when `root` is not a non-empty string, `keys` is not an array of argument
+ *   names, or `tools` is not an array of non-empty globs (`option` names the one: `root`, `keys[1]`, `tools[0]`).
  *
  * @example
  * ```ts
@@ -70,15 +72,14 @@ export interface PathSandboxOptions {
  * ```
  */
 export function pathSandbox(options: PathSandboxOptions): PrePolicy {
+  if (typeof options !== 'object' || options === null) throw new ConfigError('pathSandbox', 'options', 'an object ({ root, keys?, tools? })', options);
   const { root: rootOption, keys = DEFAULT_PATH_KEYS, tools = ['*'] } = options;
-  if (typeof rootOption !== 'string' || rootOption === '') {
-    throw new TypeError(`pathSandbox: root must be a non-empty path; received ${String(rootOption)}`);
-  }
-  if (!Array.isArray(keys) || !keys.every((key) => typeof key === 'string')) {
-    throw new TypeError('pathSandbox: keys must be an array of argument names');
-  }
+  if (typeof rootOption !== 'string' || rootOption === '') throw new ConfigError('pathSandbox', 'root', 'a non-empty path', rootOption);
+  if (!Array.isArray(keys)) throw new ConfigError('pathSandbox', 'keys', 'an array of argument names', keys);
+  const notAName = keys.findIndex((key) => typeof key !== 'string');
+  if (notAName !== -1) throw new ConfigError('pathSandbox', `keys[${notAName}]`, 'an argument name (a string)', keys[notAName]);
   const root = resolve(rootOption);
-  const applies = new GlobSet(tools, { ignoreCase: true }); // matching more tools only tightens
+  const applies = new GlobSet(tools, { where: 'pathSandbox', option: 'tools' }, { ignoreCase: true }); // matching more tools only tightens
   const pathKeys = new PathKeys(keys);
 
   const deny = (reason: string): PreDecision & StartVerdict => ({ decision: 'deny', reason });

@@ -54,7 +54,29 @@ export class ConfigError extends TypeError {
       | 'toolTracing'
       | 'workerTracing'
       | 'createLimiter'
-      | 'createRateLimiter',
+      | 'createRateLimiter'
+      | 'denyTools'
+      | 'askTools'
+      | 'allowTools'
+      | 'pathSandbox'
+      | 'RestrictionSet'
+      | 'RestrictionSet.extend'
+      | 'TextRetainer'
+      | 'retainText'
+      | 'ItemRetainer'
+      | 'stepCountIs'
+      | 'runAnthropicLoop'
+      | 'runOpenAIChatLoop'
+      | 'runOpenAIResponsesLoop'
+      | 'runAISDKLoop'
+      | 'runAnthropicTurn'
+      | 'continueAnthropicTurn'
+      | 'runOpenAIChatTurn'
+      | 'continueOpenAIChatTurn'
+      | 'runAISDKTurn'
+      | 'continueAISDKTurn'
+      | 'postgresJournalSchema'
+      | 'toAnthropicTools',
     /** The option at fault, e.g. `concurrency` or `tools[2].name`. */
     readonly option: string,
     expected: string,

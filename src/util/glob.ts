@@ -1,4 +1,5 @@
 import { describeValue } from './describe.js';
+import { ConfigError } from './errors.js';
 
 /** Regex syntax characters that a glob treats literally; `*` and `?` are the glob's own wildcards. */
 const REGEX_SYNTAX = /[.+^${}()|[\]\\]/g;
@@ -15,6 +16,15 @@ export interface GlobOptions {
 }
 
 /**
+ * Who gave a {@link GlobSet} its patterns: the public function the user called and its option
+ * (`{ where: 'denyTools', option: 'patterns' }`), so that a bad pattern is a `ConfigError` naming them.
+ */
+export interface GlobSource {
+  readonly where: ConfigError['where'];
+  readonly option: string;
+}
+
+/**
  * Compile a tool-name glob to an anchored `RegExp`, case-sensitive unless `options.ignoreCase`.
  *
  * `*` matches any run of characters (none included, `_` and `.` included), `?` exactly one character
@@ -25,7 +35,8 @@ export interface GlobOptions {
  * its first occurrence inside a lookahead, which JavaScript never backtracks into; taking the first
  * occurrence is always safe because segments have a fixed length and the next `*` absorbs any gap.
  *
- * @throws {TypeError} when `pattern` is not a non-empty string.
+ * @throws {TypeError} when `pattern` is not a non-empty string: internal misuse, as every public
+ *   caller goes through {@link GlobSet}, which checks its patterns first and names the caller.
  *
  * @example
  * ```ts
@@ -58,14 +69,15 @@ function segmentToRegex(segment: string): string {
 /**
  * An ordered list of globs compiled once, answering which of them (if any) a tool name matches.
  *
- * @throws {TypeError} from {@link compileGlob} when a pattern is not a non-empty string.
+ * @throws {ConfigError} when `patterns` is not an array, or one is not a non-empty string; the error
+ *   names `source`: the function the user called and the option (`denyTools`, `patterns[1]`).
  *
  * @example
  * ```ts
- * const writes = new GlobSet(['write_*', 'bash']);
+ * const writes = new GlobSet(['write_*', 'bash'], { where: 'denyTools', option: 'patterns' });
  * writes.firstMatch('write_file'); // 'write_*'
  * writes.matches('read_file'); // false
- * new GlobSet(['bash'], { ignoreCase: true }).matches('Bash'); // true
+ * new GlobSet(['bash'], { where: 'denyTools', option: 'patterns' }, { ignoreCase: true }).matches('Bash'); // true
  * ```
  */
 export class GlobSet {
@@ -73,10 +85,13 @@ export class GlobSet {
   readonly patterns: readonly string[];
   readonly #compiled: readonly RegExp[];
 
-  constructor(patterns: readonly string[], options: GlobOptions = {}) {
+  constructor(patterns: readonly string[], { where, option }: GlobSource, options: GlobOptions = {}) {
     // A string is iterable: spreading 'x*' would make the patterns 'x' and '*'.
-    if (!Array.isArray(patterns)) throw new TypeError(`GlobSet: patterns must be an array of globs; received ${describeValue(patterns)}`);
+    if (!Array.isArray(patterns)) throw new ConfigError(where, option, 'an array of globs', patterns);
     this.patterns = Object.freeze([...patterns]);
+    this.patterns.forEach((pattern, i) => {
+      if (typeof pattern !== 'string' || pattern === '') throw new ConfigError(where, `${option}[${i}]`, 'a non-empty glob string', pattern);
+    });
     this.#compiled = this.patterns.map((pattern) => compileGlob(pattern, options));
   }
 

@@ -1,4 +1,4 @@
-import { describeValue } from './describe.js';
+import { ConfigError } from './errors.js';
 import { isCount } from './validate.js';
 
 /**
@@ -30,22 +30,18 @@ export class ItemRetainer<T> {
 
   /**
    * @param maxItems - how many items to keep: a non-negative integer, or `Infinity` to keep them all.
-   * @throws {TypeError} when `maxItems` is anything else; the message says what was given.
+   * @throws {ConfigError} when `maxItems` is anything else; the message says what was given.
    *
    * @example
    * ```ts
    * new ItemRetainer<string>(0);  // keeps nothing, counts everything
-   * new ItemRetainer<string>(-1); // TypeError: "ItemRetainer: maxItems must be a non-negative integer
-   *                               //   or Infinity; received -1"
+   * new ItemRetainer<string>(-1); // ConfigError: "ItemRetainer: `maxItems` must be a non-negative
+   *                               //   integer or Infinity; received -1"
    * ```
    */
   constructor(readonly maxItems: number) {
     // Validated here, not at the first push: a bad budget is a configuration mistake, found when built.
-    if (!isCount(maxItems, 0)) {
-      throw new TypeError(
-        `ItemRetainer: maxItems must be a non-negative integer or Infinity; received ${describeValue(maxItems)}`,
-      );
-    }
+    if (!isCount(maxItems, 0)) throw new ConfigError('ItemRetainer', 'maxItems', 'a non-negative integer or Infinity', maxItems);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { describeValue } from './describe.js';
+import { ConfigError } from './errors.js';
 import { GlobSet } from './glob.js';
 import { brand } from './brand.js';
 
@@ -71,8 +71,8 @@ const UNMENTIONED: RestrictionVerdict = Object.freeze({ allowed: true });
  * exemptions, never allowlists. `filter` hides tools from what the model is offered; the intake rejects
  * calls to hidden tools. A subagent's set {@link RestrictionSet.extend | extends} its parent's.
  *
- * @throws {TypeError} when a layer or pattern is malformed; the message names it, e.g.
- * `RestrictionSet: layers[1].deny[0] must be a non-empty glob string; received 42`.
+ * @throws {ConfigError} when a layer or pattern is malformed; `option` names it, e.g.
+ * `` RestrictionSet: `layers[1].deny[0]` must be a non-empty glob string; received 42 ``.
  *
  * @example
  * ```ts
@@ -94,10 +94,12 @@ export class RestrictionSet {
   readonly #nearestFirst: readonly CompiledLayer[];
 
   constructor(layers: readonly RestrictionLayer[]) {
-    if (!Array.isArray(layers)) fail('RestrictionSet: layers', 'an array of restriction layers', layers);
-    this.layers = Object.freeze(Array.from(layers, (layer, i) => copyLayer(layer, `RestrictionSet: layers[${i}]`)));
+    if (!Array.isArray(layers)) throw new ConfigError('RestrictionSet', 'layers', 'an array of restriction layers', layers);
+    this.layers = Object.freeze(Array.from(layers, (layer, i) => copyLayer(layer, 'RestrictionSet', `layers[${i}]`)));
+    // The patterns were checked by copyLayer; the sources only name them, should a GlobSet ever refuse one.
+    const source = (i: number, list: 'allow' | 'deny') => ({ where: 'RestrictionSet', option: `layers[${i}].${list}` }) as const;
     this.#nearestFirst = this.layers
-      .map(({ scope, allow, deny }) => ({ scope, allow: new GlobSet(allow), deny: new GlobSet(deny, { ignoreCase: true }) }))
+      .map(({ scope, allow, deny }, i) => ({ scope, allow: new GlobSet(allow, source(i, 'allow')), deny: new GlobSet(deny, source(i, 'deny'), { ignoreCase: true }) }))
       .reverse();
   }
 
@@ -125,31 +127,31 @@ export class RestrictionSet {
   /**
    * A child set with `layer` as its new nearest layer, e.g. for a subagent. This set is unchanged.
    *
-   * @throws {TypeError} when `layer` is malformed, e.g. `RestrictionSet.extend: layer.scope must be ...`.
+   * @throws {ConfigError} when `layer` is malformed (`where` `'RestrictionSet.extend'`), e.g.
+   *   `` RestrictionSet.extend: `layer.scope` must be a non-empty string; received "" ``.
    */
   extend(layer: RestrictionLayer): RestrictionSet {
-    return new RestrictionSet([...this.layers, copyLayer(layer, 'RestrictionSet.extend: layer')]);
+    return new RestrictionSet([...this.layers, copyLayer(layer, 'RestrictionSet.extend', 'layer')]);
   }
 }
 
-function copyLayer(layer: RestrictionLayer, path: string): StoredLayer {
-  if (typeof layer !== 'object' || layer === null) fail(path, 'an object with a scope', layer);
+/** Who checks a layer: the constructor or `extend`, as the user called it. */
+type Where = 'RestrictionSet' | 'RestrictionSet.extend';
+
+function copyLayer(layer: RestrictionLayer, where: Where, path: string): StoredLayer {
+  if (typeof layer !== 'object' || layer === null) throw new ConfigError(where, path, 'an object with a scope', layer);
   const { scope, allow = [], deny = [] } = layer;
-  if (typeof scope !== 'string' || scope === '') fail(`${path}.scope`, 'a non-empty string', scope);
-  const [allowed, denied] = [copyPatterns(allow, `${path}.allow`), copyPatterns(deny, `${path}.deny`)];
+  if (typeof scope !== 'string' || scope === '') throw new ConfigError(where, `${path}.scope`, 'a non-empty string', scope);
+  const [allowed, denied] = [copyPatterns(allow, where, `${path}.allow`), copyPatterns(deny, where, `${path}.deny`)];
   return Object.freeze({ scope, allow: allowed, deny: denied });
 }
 
-function copyPatterns(patterns: readonly string[], path: string): readonly string[] {
-  if (!Array.isArray(patterns)) fail(path, 'an array of glob strings', patterns);
+function copyPatterns(patterns: readonly string[], where: Where, path: string): readonly string[] {
+  if (!Array.isArray(patterns)) throw new ConfigError(where, path, 'an array of glob strings', patterns);
   return Object.freeze(
     Array.from(patterns, (pattern, i) => {
-      if (typeof pattern !== 'string' || pattern === '') fail(`${path}[${i}]`, 'a non-empty glob string', pattern);
+      if (typeof pattern !== 'string' || pattern === '') throw new ConfigError(where, `${path}[${i}]`, 'a non-empty glob string', pattern);
       return pattern;
     }),
   );
-}
-
-function fail(path: string, expected: string, received: unknown): never {
-  throw new TypeError(`${path} must be ${expected}; received ${describeValue(received)}`);
 }

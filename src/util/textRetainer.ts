@@ -1,4 +1,5 @@
 import { describeValue } from './describe.js';
+import { ConfigError } from './errors.js';
 import { isCount } from './validate.js';
 
 /**
@@ -41,7 +42,8 @@ export interface RetainedText {
  * A validated {@link TextBudget}, to build once (per tool, or as the pipeline's default) and apply to
  * every output. See {@link retainText} for the rules.
  *
- * @throws {TypeError} when the budget is malformed; the message names the field and what was given.
+ * @throws {ConfigError} when the budget is malformed; `option` names the field (`maxChars`, `maxLines`,
+ *   `keep`, or `budget` itself) and the message what was given.
  *
  * @example
  * ```ts
@@ -59,6 +61,8 @@ export class TextRetainer {
 
   /**
    * Cut `text` down to the budget. See {@link retainText} for the rules.
+   *
+   * @throws {TypeError} when `text` is not a string (a value, not configuration).
    *
    * @example
    * ```ts
@@ -84,7 +88,9 @@ export class TextRetainer {
  * 4. A cut never splits a surrogate pair: it moves to keep one code unit less.
  * 5. Text within budget comes back unchanged, with zero counts.
  *
- * @throws {TypeError} when the budget is malformed; the message names the field and what was given.
+ * @throws {ConfigError} when the budget is malformed; `option` names the field (`maxChars`, `maxLines`,
+ *   `keep`, or `budget` itself) and the message what was given.
+ * @throws {TypeError} when `text` is not a string (a value, not configuration).
  *
  * @example
  * ```ts
@@ -96,9 +102,9 @@ export function retainText(text: string, budget: TextBudget): RetainedText {
   return retainWithin(text, validBudget(budget, 'retainText'), 'retainText');
 }
 
-function validBudget(budget: TextBudget, where: string): Readonly<Required<TextBudget>> {
+function validBudget(budget: TextBudget, where: 'TextRetainer' | 'retainText'): Readonly<Required<TextBudget>> {
   const fail = (field: string, expected: string, received: unknown): never => {
-    throw new TypeError(`${where}: ${field} must be ${expected}; received ${describeValue(received)}`);
+    throw new ConfigError(where, field, expected, received);
   };
   if (typeof budget !== 'object' || budget === null) fail('budget', 'an object', budget);
   const { maxChars = Infinity, maxLines = Infinity, keep = 'head' } = budget;

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/index.js';
 import { compileGlob, GlobSet } from '../../src/util/glob.js';
 import { stretched } from '../support/timing.js';
 
@@ -115,6 +116,9 @@ describe('compileGlob', () => {
   });
 });
 
+/** A caller to name in the GlobSets built here. */
+const SOURCE = { where: 'denyTools', option: 'patterns' } as const;
+
 describe('compileGlob with ignoreCase', () => {
   it.each([
     ['mcp__gh__delete_*', 'mcp__gh__Delete_Repo', true],
@@ -125,13 +129,13 @@ describe('compileGlob with ignoreCase', () => {
     ['bash?', 'BASH2', true],
   ])('%s against %s → %s', (pattern, tool, expected) => {
     expect(compileGlob(pattern, { ignoreCase: true }).test(tool)).toBe(expected);
-    expect(new GlobSet([pattern], { ignoreCase: true }).matches(tool)).toBe(expected);
+    expect(new GlobSet([pattern], SOURCE, { ignoreCase: true }).matches(tool)).toBe(expected);
   });
 });
 
 describe('GlobSet', () => {
   it('reports the first matching pattern in list order', () => {
-    const set = new GlobSet(['write_*', '*_file', 'bash']);
+    const set = new GlobSet(['write_*', '*_file', 'bash'], SOURCE);
     expect(set.firstMatch('write_file')).toBe('write_*');
     expect(set.firstMatch('read_file')).toBe('*_file');
     expect(set.firstMatch('grep')).toBeUndefined();
@@ -141,17 +145,28 @@ describe('GlobSet', () => {
 
   it('copies and freezes its patterns', () => {
     const patterns = ['a*'];
-    const set = new GlobSet(patterns);
+    const set = new GlobSet(patterns, SOURCE);
     patterns.push('b*');
     expect(set.patterns).toEqual(['a*']);
     expect(Object.isFrozen(set.patterns)).toBe(true);
   });
 
   it('matches nothing when empty', () => {
-    expect(new GlobSet([]).matches('anything')).toBe(false);
+    expect(new GlobSet([], SOURCE).matches('anything')).toBe(false);
   });
 
-  it('rejects a bad pattern', () => {
-    expect(() => new GlobSet(['ok', 7 as never])).toThrow('compileGlob: pattern must be a non-empty string; received 7');
+  it('rejects a bad pattern with a ConfigError naming its caller, option and index', () => {
+    const bad = () => new GlobSet(['ok', 7 as never], SOURCE);
+    expect(bad).toThrow(ConfigError);
+    expect(bad).toThrow(TypeError); // a ConfigError is a TypeError still
+    expect(bad).toThrow(expect.objectContaining({ code: 'invalid_config', where: 'denyTools', option: 'patterns[1]' }));
+    expect(bad).toThrow('denyTools: `patterns[1]` must be a non-empty glob string; received 7');
+    expect(() => new GlobSet(['a', ''], { where: 'pathSandbox', option: 'tools' })).toThrow('pathSandbox: `tools[1]` must be a non-empty glob string; received ""');
+  });
+
+  it('rejects patterns that are not an array, a string included (spread, it would be one glob per character)', () => {
+    const bad = () => new GlobSet('x*' as never, { where: 'allowTools', option: 'patterns' });
+    expect(bad).toThrow(ConfigError);
+    expect(bad).toThrow('allowTools: `patterns` must be an array of globs; received "x*"');
   });
 });

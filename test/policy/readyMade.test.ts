@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   allowTools,
   askTools,
+  ConfigError,
   createPipeline,
   defineTool,
   denyTools,
@@ -17,6 +18,13 @@ import {
 import { pathSandbox } from '../../src/node/index.js';
 
 const root = path.join(os.tmpdir(), 'sandbox-root');
+
+/** Asserts that `build` throws a ConfigError (a TypeError still) naming `where` and `option`. */
+function expectConfigError(build: () => unknown, where: ConfigError['where'], option: string): void {
+  expect(build).toThrow(TypeError);
+  expect(build).toThrow(ConfigError);
+  expect(build).toThrow(expect.objectContaining({ code: 'invalid_config', where, option }));
+}
 
 const readBody = vi.fn((args: { path: string }) => `read ${args.path}`);
 const writeBody = vi.fn((args: { path: string; content?: string | undefined }) => `wrote ${args.path}`);
@@ -131,12 +139,13 @@ describe('denyTools', () => {
     expect(vi.mocked(policy).mock.calls[0]![0].call.name).toBe('read_file');
   });
 
-  it('throws TypeError at construction for an empty pattern', () => {
-    expect(() => denyTools([''])).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) at construction for an empty pattern, naming it', () => {
+    expectConfigError(() => denyTools(['']), 'denyTools', 'patterns[0]');
+    expect(() => denyTools([''])).toThrow('denyTools: `patterns[0]` must be a non-empty glob string; received ""');
   });
 
-  it('throws TypeError at construction for a non-string pattern', () => {
-    expect(() => denyTools([42 as unknown as string])).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) at construction for a non-string pattern, naming it', () => {
+    expectConfigError(() => denyTools([42 as unknown as string]), 'denyTools', 'patterns[0]');
   });
 });
 
@@ -234,12 +243,13 @@ describe('askTools', () => {
     expect(writeBody).not.toHaveBeenCalled();
   });
 
-  it('throws TypeError at construction for an empty pattern', () => {
-    expect(() => askTools(['write_*', ''])).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) at construction for an empty pattern, naming it', () => {
+    expectConfigError(() => askTools(['write_*', '']), 'askTools', 'patterns[1]');
+    expect(() => askTools(['write_*', ''])).toThrow('askTools: `patterns[1]` must be a non-empty glob string; received ""');
   });
 
-  it('throws TypeError at construction for a non-string pattern', () => {
-    expect(() => askTools([null as unknown as string])).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) at construction for a non-string pattern, naming it', () => {
+    expectConfigError(() => askTools([null as unknown as string]), 'askTools', 'patterns[0]');
   });
 });
 
@@ -290,12 +300,13 @@ describe('allowTools', () => {
     expect(result.error).toMatchObject({ code: 'denied', policy: 'denyTools(write_*)' });
   });
 
-  it('throws TypeError at construction for an empty pattern', () => {
-    expect(() => allowTools([''])).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) at construction for an empty pattern, naming it', () => {
+    expectConfigError(() => allowTools(['']), 'allowTools', 'patterns[0]');
+    expect(() => allowTools([''])).toThrow('allowTools: `patterns[0]` must be a non-empty glob string; received ""');
   });
 
-  it('throws TypeError at construction for a non-string pattern', () => {
-    expect(() => allowTools([{} as unknown as string])).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) at construction for a non-string pattern, naming it', () => {
+    expectConfigError(() => allowTools([{} as unknown as string]), 'allowTools', 'patterns[0]');
   });
 });
 
@@ -453,8 +464,8 @@ describe('pathSandbox', () => {
   });
 
   it('rejects a pattern list given as a string instead of splitting it into characters', () => {
-    expect(() => allowTools('x*' as never)).toThrow(TypeError);
-    expect(() => pathSandbox({ root, tools: 'read_file' as never })).toThrow(TypeError);
+    expectConfigError(() => allowTools('x*' as never), 'allowTools', 'patterns');
+    expectConfigError(() => pathSandbox({ root, tools: 'read_file' as never }), 'pathSandbox', 'tools');
   });
 
   it('a later policy sees the rewritten args in ctx.args', async () => {
@@ -476,21 +487,24 @@ describe('pathSandbox', () => {
     expect(policy).not.toHaveBeenCalled();
   });
 
-  it('throws TypeError for an empty root', () => {
-    expect(() => pathSandbox({ root: '' })).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) for an empty root', () => {
+    expectConfigError(() => pathSandbox({ root: '' }), 'pathSandbox', 'root');
+    expect(() => pathSandbox({ root: '' })).toThrow('pathSandbox: `root` must be a non-empty path; received ""');
   });
 
-  it('throws TypeError for a non-string root', () => {
-    expect(() => pathSandbox({ root: 42 as unknown as string })).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) for a non-string root', () => {
+    expectConfigError(() => pathSandbox({ root: 42 as unknown as string }), 'pathSandbox', 'root');
+    expectConfigError(() => pathSandbox(undefined as never), 'pathSandbox', 'options');
   });
 
-  it('throws TypeError for keys that are not an array of strings', () => {
-    expect(() => pathSandbox({ root, keys: [1 as unknown as string] })).toThrow(TypeError);
-    expect(() => pathSandbox({ root, keys: 'path' as unknown as string[] })).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) for keys that are not an array of strings, naming the bad one', () => {
+    expectConfigError(() => pathSandbox({ root, keys: ['path', 1 as unknown as string] }), 'pathSandbox', 'keys[1]');
+    expectConfigError(() => pathSandbox({ root, keys: 'path' as unknown as string[] }), 'pathSandbox', 'keys');
   });
 
-  it('throws TypeError for an empty tools glob', () => {
-    expect(() => pathSandbox({ root, tools: [''] })).toThrow(TypeError);
+  it('throws a ConfigError (a TypeError) for an empty tools glob', () => {
+    expectConfigError(() => pathSandbox({ root, tools: [''] }), 'pathSandbox', 'tools[0]');
+    expect(() => pathSandbox({ root, tools: [''] })).toThrow('pathSandbox: `tools[0]` must be a non-empty glob string; received ""');
   });
 });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/index.js';
 import {
   RestrictionSet,
   type RestrictionLayer,
@@ -97,18 +98,21 @@ describe('RestrictionSet', () => {
   });
 
   it.each([
-    ['not an array', 'host', 'RestrictionSet: layers must be an array of restriction layers; received "host"'],
-    ['a null layer', [null], 'RestrictionSet: layers[0] must be an object with a scope; received null'],
-    ['a hole', [, { scope: 'x' }], 'RestrictionSet: layers[0] must be an object with a scope; received undefined'],
-    ['no scope', [{ deny: ['a'] }], 'RestrictionSet: layers[0].scope must be a non-empty string; received undefined'],
-    ['an empty scope', [{ scope: '' }], 'RestrictionSet: layers[0].scope must be a non-empty string; received ""'],
-    ['allow not an array', [{ scope: 'h' }, { scope: 's', allow: 'read_*' }], 'RestrictionSet: layers[1].allow must be an array of glob strings; received "read_*"'],
-    ['deny null', [{ scope: 'h', deny: null }], 'RestrictionSet: layers[0].deny must be an array of glob strings; received null'],
-    ['a number pattern', [{ scope: 'h' }, { scope: 's', deny: [42] }], 'RestrictionSet: layers[1].deny[0] must be a non-empty glob string; received 42'],
-    ['an empty pattern', [{ scope: 'h', allow: ['a', ''] }], 'RestrictionSet: layers[0].allow[1] must be a non-empty glob string; received ""'],
-  ])('rejects %s with a precise message', (_, layers, message) => {
-    expect(() => new RestrictionSet(layers as never)).toThrow(TypeError);
-    expect(() => new RestrictionSet(layers as never)).toThrow(message);
+    ['not an array', 'host', 'layers', 'RestrictionSet: `layers` must be an array of restriction layers; received "host"'],
+    ['a null layer', [null], 'layers[0]', 'RestrictionSet: `layers[0]` must be an object with a scope; received null'],
+    ['a hole', [, { scope: 'x' }], 'layers[0]', 'RestrictionSet: `layers[0]` must be an object with a scope; received undefined'],
+    ['no scope', [{ deny: ['a'] }], 'layers[0].scope', 'RestrictionSet: `layers[0].scope` must be a non-empty string; received undefined'],
+    ['an empty scope', [{ scope: '' }], 'layers[0].scope', 'RestrictionSet: `layers[0].scope` must be a non-empty string; received ""'],
+    ['allow not an array', [{ scope: 'h' }, { scope: 's', allow: 'read_*' }], 'layers[1].allow', 'RestrictionSet: `layers[1].allow` must be an array of glob strings; received "read_*"'],
+    ['deny null', [{ scope: 'h', deny: null }], 'layers[0].deny', 'RestrictionSet: `layers[0].deny` must be an array of glob strings; received null'],
+    ['a number pattern', [{ scope: 'h' }, { scope: 's', deny: [42] }], 'layers[1].deny[0]', 'RestrictionSet: `layers[1].deny[0]` must be a non-empty glob string; received 42'],
+    ['an empty pattern', [{ scope: 'h', allow: ['a', ''] }], 'layers[0].allow[1]', 'RestrictionSet: `layers[0].allow[1]` must be a non-empty glob string; received ""'],
+  ])('rejects %s with a ConfigError naming the option', (_, layers, option, message) => {
+    const build = () => new RestrictionSet(layers as never);
+    expect(build).toThrow(TypeError); // a ConfigError is a TypeError still
+    expect(build).toThrow(ConfigError);
+    expect(build).toThrow(expect.objectContaining({ code: 'invalid_config', where: 'RestrictionSet', option }));
+    expect(build).toThrow(message);
   });
 
   it('matches deny patterns regardless of case, allow patterns exactly', () => {
@@ -126,10 +130,11 @@ describe('RestrictionSet', () => {
 
   it('names the extending layer when extend() is given a bad one', () => {
     const host = new RestrictionSet([{ scope: 'host' }]);
-    expect(() => host.extend({ scope: 'sub', deny: [7 as never] })).toThrow(
-      'RestrictionSet.extend: layer.deny[0] must be a non-empty glob string; received 7',
-    );
-    expect(() => host.extend(undefined as never)).toThrow('RestrictionSet.extend: layer must be an object with a scope');
+    const extendBadly = () => host.extend({ scope: 'sub', deny: [7 as never] });
+    expect(extendBadly).toThrow(ConfigError);
+    expect(extendBadly).toThrow(expect.objectContaining({ code: 'invalid_config', where: 'RestrictionSet.extend', option: 'layer.deny[0]' }));
+    expect(extendBadly).toThrow('RestrictionSet.extend: `layer.deny[0]` must be a non-empty glob string; received 7');
+    expect(() => host.extend(undefined as never)).toThrow('RestrictionSet.extend: `layer` must be an object with a scope');
   });
 });
 

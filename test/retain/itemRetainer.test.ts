@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/index.js';
 import { ItemRetainer } from '../../src/util/itemRetainer.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
@@ -68,10 +69,12 @@ describe('ItemRetainer', () => {
     ['3', '"3"'],
     [undefined, 'undefined'],
     [null, 'null'],
-  ])('rejects maxItems %s with a precise TypeError', (maxItems, shown) => {
-    expect(() => new ItemRetainer(maxItems as number)).toThrow(
-      new TypeError(`ItemRetainer: maxItems must be a non-negative integer or Infinity; received ${shown}`),
-    );
+  ])('rejects maxItems %s with a ConfigError that says what was given', (maxItems, shown) => {
+    const build = () => new ItemRetainer(maxItems as number);
+    expect(build).toThrow(TypeError); // a ConfigError is a TypeError still
+    expect(build).toThrow(ConfigError);
+    expect(build).toThrow(expect.objectContaining({ code: 'invalid_config', where: 'ItemRetainer', option: 'maxItems' }));
+    expect(build).toThrow(`ItemRetainer: \`maxItems\` must be a non-negative integer or Infinity; received ${shown}`);
   });
 
   it('property: kept is the first min(N, maxItems) items; kept.length + omitted === total === N', () => {

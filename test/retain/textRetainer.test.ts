@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/index.js';
 import { retainText, TextRetainer, type RetainedText, type TextBudget } from '../../src/util/textRetainer.js';
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
@@ -105,23 +106,30 @@ describe('retainText: examples', () => {
   });
 
   it.each([
-    [{ maxChars: 0 }, 'maxChars must be a positive integer or Infinity; received 0'],
-    [{ maxChars: -3 }, 'maxChars must be a positive integer or Infinity; received -3'],
-    [{ maxChars: 2.5 }, 'maxChars must be a positive integer or Infinity; received 2.5'],
-    [{ maxLines: Number.NaN }, 'maxLines must be a positive integer or Infinity; received NaN'],
-    [{ maxLines: '10' }, 'maxLines must be a positive integer or Infinity; received "10"'],
-    [{ keep: 'tail' }, 'keep must be "head" or "head+tail"; received "tail"'],
-    [null, 'budget must be an object; received null'],
-  ])('rejects the budget %o with a precise TypeError', (budget, message) => {
-    expect(() => retainText('x', budget as TextBudget)).toThrow(new TypeError(`retainText: ${message}`));
-    expect(() => new TextRetainer(budget as TextBudget)).toThrow(new TypeError(`TextRetainer: ${message}`));
+    [{ maxChars: 0 }, 'maxChars', 'a positive integer or Infinity; received 0'],
+    [{ maxChars: -3 }, 'maxChars', 'a positive integer or Infinity; received -3'],
+    [{ maxChars: 2.5 }, 'maxChars', 'a positive integer or Infinity; received 2.5'],
+    [{ maxLines: Number.NaN }, 'maxLines', 'a positive integer or Infinity; received NaN'],
+    [{ maxLines: '10' }, 'maxLines', 'a positive integer or Infinity; received "10"'],
+    [{ keep: 'tail' }, 'keep', '"head" or "head+tail"; received "tail"'],
+    [null, 'budget', 'an object; received null'],
+  ])('rejects the budget %o with a ConfigError naming the field', (budget, option, message) => {
+    for (const [where, build] of [
+      ['retainText', () => retainText('x', budget as TextBudget)],
+      ['TextRetainer', () => new TextRetainer(budget as TextBudget)],
+    ] as const) {
+      expect(build).toThrow(TypeError); // a ConfigError is a TypeError still
+      expect(build).toThrow(ConfigError);
+      expect(build).toThrow(expect.objectContaining({ code: 'invalid_config', where, option }));
+      expect(build).toThrow(`${where}: \`${option}\` must be ${message}`);
+    }
   });
 
   it('accepts Infinity as a limit', () => {
     expect(retainText('a\nb', { maxChars: Infinity, maxLines: Infinity })).toEqual(unchanged('a\nb'));
   });
 
-  it('rejects a text that is not a string', () => {
+  it('rejects a text that is not a string with a plain TypeError: a value, not configuration', () => {
     expect(() => retainText(42 as unknown as string, {})).toThrow(
       new TypeError('retainText: text must be a string; received 42'),
     );

@@ -1,7 +1,7 @@
 import type { AssistantModelMessage, ModelMessage } from 'ai';
 import type { ApprovalResponse } from '../../types/pendingApproval.js';
 import type { Pipeline } from '../../types/pipeline.js';
-import { continueDurableTurn, ContinuationError, verifyContinuation, type ContinueOptions } from '../loop/index.js';
+import { checkSecret, continueDurableTurn, ContinuationError, verifyContinuation, type ContinueOptions } from '../loop/index.js';
 import { fromAISDKApprovalResponses, lastAssistantIndex } from './aisdkApprovals.js';
 import { aisdkTurnOf, callIdsOf } from './aisdkTurnOf.js';
 import type { AISDKTurn } from './aisdkTurn.js';
@@ -32,6 +32,7 @@ import type { AISDKTurn } from './aisdkTurn.js';
  *   place of the step's messages in the history. `'suspended'` again when an approval is still
  *   unanswered (or a call that waited now asks), with a fresh continuation. `'turn_leased'` /
  *   `'lease_lost'` when another process drives the turn: `messages` is the step as given.
+ * @throws {ConfigError} (as a rejection, before anything runs) for a `secret` under 32 bytes.
  * @throws {ContinuationError} (as a rejection, before anything ran): see its codes; also
  *   `continuation_malformed` when the history's last assistant message does not hold the step's calls.
  *   An `answer_not_pending` (an approval id altered, or answered already) is found before the
@@ -47,6 +48,7 @@ import type { AISDKTurn } from './aisdkTurn.js';
  * ```
  */
 export async function continueAISDKTurn(pipeline: Pipeline, continuation: unknown, messages: readonly ModelMessage[], options: ContinueOptions = {}): Promise<AISDKTurn> {
+  checkSecret('continueAISDKTurn', options.secret);
   const claims = verifyContinuation(pipeline, continuation, 'ai-sdk', options);
   const at = lastAssistantIndex(messages);
   const expected = (claims.state as { readonly toolCallIds?: unknown } | null)?.toolCallIds;

@@ -1,5 +1,6 @@
 import type { ModelMessage, UIMessage, UIMessageChunk } from 'ai';
 import type { Pipeline } from '../../types/pipeline.js';
+import { ConfigError } from '../../util/errors.js';
 import { driveLoop, type LoopOptions, type LoopRequestContext, type LoopResult } from '../loop/index.js';
 import { lastAssistantIndex } from './aisdkApprovals.js';
 import { continueAISDKTurn } from './continueAISDKTurn.js';
@@ -81,8 +82,9 @@ export type AISDKLoop = LoopResult<ModelMessage, AISDKTurn>;
  * continuation is accepted once (a double submit is refused with `continuation_used`).
  *
  * @throws {ContinuationError} (as a rejection) for a refused continuation; nothing ran.
- * @throws {TypeError} for a `maxSteps` that is not a positive integer, or a `writer` with a step that
- *   has no `toUIMessageStream`.
+ * @throws {ConfigError} (as a rejection) for a `maxSteps` that is not a positive integer or a `secret`
+ *   under 32 bytes (before anything runs), and, with `writer`, for a `request` whose step has no
+ *   `toUIMessageStream` (not a `streamText` result).
  *
  * @example
  * ```ts
@@ -112,6 +114,7 @@ export async function runAISDKLoop(pipeline: Pipeline, options: AISDKLoopOptions
   const loop = await driveLoop<ModelMessage, AISDKTurn>(
     { ...options, messages: history },
     {
+      where: 'runAISDKLoop',
       run: async (messages, number, turn) => {
         const result = request([...messages], { step: number, signal });
         const forward = writer === undefined ? Promise.resolve() : forwardStep(result, writer, first);
@@ -163,7 +166,9 @@ export function continuationOf(messages: readonly UIMessage[]): unknown {
 
 /** Writes the step's own UI chunks (text, tool inputs) as the SDK streams them. */
 async function forwardStep(step: AISDKLoopStep, writer: NonNullable<AISDKLoopOptions['writer']>, sendStart: boolean): Promise<void> {
-  if (step.toUIMessageStream === undefined) throw new TypeError('runAISDKLoop: with `writer`, `request` must return a streamText result (it has no toUIMessageStream)');
+  if (step.toUIMessageStream === undefined) {
+    throw new ConfigError('runAISDKLoop', 'request', 'a function that returns a streamText result, whose toUIMessageStream the `writer` option needs (this step has none)', step);
+  }
   for await (const chunk of step.toUIMessageStream({ sendStart, sendFinish: false })) writer.write(chunk);
 }
 

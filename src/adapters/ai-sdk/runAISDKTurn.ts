@@ -1,6 +1,6 @@
 import type { AssistantModelMessage, ModelMessage } from 'ai';
 import type { Pipeline } from '../../types/pipeline.js';
-import { settleRun } from '../loop/index.js';
+import { checkSecret, settleRun } from '../loop/index.js';
 import type { AISDKStep, AISDKTurn, AISDKTurnOptions } from './aisdkTurn.js';
 import { aisdkTurnOf } from './aisdkTurnOf.js';
 import { fromAISDKStream } from './fromAISDKStream.js';
@@ -31,6 +31,7 @@ import { fromAISDKStream } from './fromAISDKStream.js';
  * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a
  *   result; `turn` makes the step a durable turn (one id per step: a turn is one model response).
  * @returns The turn, once every call has its result (or is suspended) and the step has ended.
+ * @throws {ConfigError} (as a rejection, before anything runs) for a `secret` under 32 bytes.
  * @throws {SourceError} (as a rejection) when the stream fails midway (an `error` part), with the
  *   results so far. `DurableTurnError` `turn_exists` when the journal holds the turn already.
  *
@@ -50,6 +51,7 @@ import { fromAISDKStream } from './fromAISDKStream.js';
  * ```
  */
 export async function runAISDKTurn(pipeline: Pipeline, step: AISDKStep, options: AISDKTurnOptions = {}): Promise<AISDKTurn> {
+  checkSecret('runAISDKTurn', options.secret);
   const { step: stepNumber = 1, secret, ...run } = options;
   const settled = await settleRun(pipeline, options.turn, pipeline.run(fromAISDKStream(step.fullStream), run));
   // Refused before it ran, the step is not read (the lease holder answers it); lost midway, its calls

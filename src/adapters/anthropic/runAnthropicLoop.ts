@@ -55,6 +55,8 @@ export type AnthropicLoop = LoopResult<MessageParam, AnthropicTurn>;
  * returned: the continued turn's assistant message and every result go back in the model's order, and
  * the loop goes on from that step. A continuation is accepted once.
  *
+ * @throws {ConfigError} (as the rejection, before anything runs) for a `maxSteps` that is not a positive
+ *   integer, or a `secret` under 32 bytes.
  * @throws {ContinuationError} (as the rejection) for a `continuation` refused; nothing ran then.
  * @throws {SourceError} (as the rejection) when a response's stream fails midway; what `request` throws.
  *
@@ -76,6 +78,7 @@ export type AnthropicLoop = LoopResult<MessageParam, AnthropicTurn>;
 export function runAnthropicLoop(pipeline: Pipeline, options: AnthropicLoopOptions): Promise<AnthropicLoop> {
   const { request, signal, secret } = options;
   return driveLoop<MessageParam, AnthropicTurn>(options, {
+    where: 'runAnthropicLoop',
     run: async (messages, step, turn) => {
       const events = await request([...messages], { step, signal });
       return runAnthropicTurn(pipeline, events, { step, secret, ...(turn === undefined ? {} : { turn }), ...(signal === undefined ? {} : { signal }) });

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../../types/json.js';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import { continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
+import { checkSecret, continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
 import { AssistantMessageAssembler, type AnthropicAssistantMessage } from './assistantMessage.js';
 import type { AnthropicEventSource } from './events.js';
 import { readAnthropicCalls } from './fromAnthropicStream.js';
@@ -103,6 +103,7 @@ interface AnthropicState {
  * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result;
  *   `turn` makes it durable. `step` and `secret` go into its continuation.
  * @returns The turn, once every call has its result (or is suspended) and the stream has ended.
+ * @throws {ConfigError} (as a rejection, before anything runs) for a `secret` under 32 bytes.
  * @throws {SourceError} (as a rejection) when the stream fails midway, with the results so far.
  *
  * @example
@@ -123,6 +124,7 @@ interface AnthropicState {
  * ```
  */
 export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEventSource, options?: AnthropicTurnOptions): Promise<AnthropicTurn> {
+  checkSecret('runAnthropicTurn', options?.secret);
   const assembler = new AssistantMessageAssembler();
   const { step = 1, secret, ...runOptions } = options ?? {};
   const calls = readAnthropicCalls(events, (event) => assembler.push(event));
@@ -141,6 +143,7 @@ export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEven
  * user message with every call's `tool_result`, in the model's order, ready for the next request. A
  * call still unanswered leaves it `'suspended'`, with a fresh continuation.
  *
+ * @throws {ConfigError} (as a rejection, before anything runs) for a `secret` under 32 bytes.
  * @throws {ContinuationError} (as the rejection) for a continuation refused; nothing ran then.
  * @throws {DurableTurnError} (as the rejection) as `pipeline.resume` does.
  *
@@ -154,6 +157,7 @@ export async function runAnthropicTurn(pipeline: Pipeline, events: AnthropicEven
  * ```
  */
 export async function continueAnthropicTurn(pipeline: Pipeline, continuation: unknown, options?: ContinueOptions): Promise<AnthropicTurn> {
+  checkSecret('continueAnthropicTurn', options?.secret);
   const { continuation: verified, settled } = await continueDurableTurn(pipeline, continuation, 'anthropic', options);
   const state = verified.state as unknown as { readonly message: AnthropicAssistantMessage; readonly stopReason: string | null };
   return anthropicTurn(pipeline, settled, { message: state.message, stopReason: state.stopReason ?? undefined }, { turn: verified.turn, step: verified.step, known: true, secret: options?.secret });

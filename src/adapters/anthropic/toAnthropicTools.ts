@@ -2,6 +2,7 @@ import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import type { Pipeline } from '../../types/pipeline.js';
 import type { AnyTool } from '../../types/tool.js';
 import { toolSchemas } from '../../tool/toolSchemas.js';
+import { ConfigError } from '../../util/errors.js';
 
 /**
  * The tools to offer an Anthropic model, in the shape of the Messages API's `tools` parameter:
@@ -15,7 +16,8 @@ import { toolSchemas } from '../../tool/toolSchemas.js';
  * @param source A pipeline (its available tools) or a list of tools (as given).
  * @returns Fresh `Tool` objects, in the tools' order (add `cache_control` and the like freely). The
  *   schemas inside are computed once per tool, shared and frozen.
- * @throws {TypeError} when a tool's input schema is not an object schema, naming the tool.
+ * @throws {ConfigError} when a tool's input schema is not an object schema; `option` names the tool
+ *   (`tool "echo" input`) and the message its schema's type.
  *
  * @example
  * ```ts
@@ -30,10 +32,10 @@ import { toolSchemas } from '../../tool/toolSchemas.js';
 export function toAnthropicTools(source: Pipeline | readonly AnyTool[]): Tool[] {
   return toolSchemas(source).map(({ name, description, inputSchema }) => {
     if (inputSchema['type'] !== 'object') {
-      throw new TypeError(
-        `toAnthropicTools: the input of tool "${name}" is not an object schema (type ${JSON.stringify(inputSchema['type'])}); ` +
-          'Anthropic takes only object schemas: define it with z.object(...)',
-      );
+      // Its type is what is shown, not the schema: it says at once what is wrong.
+      const type = inputSchema['type'];
+      const given = type === undefined ? '(a schema without a type)' : `(a schema of type ${typeof type === 'string' ? type : JSON.stringify(type)})`;
+      throw new ConfigError('toAnthropicTools', `tool "${name}" input`, 'a schema of type "object" (Anthropic takes only object schemas: define it with z.object(...))', given);
     }
     return { name, description, input_schema: inputSchema as Tool.InputSchema };
   });

@@ -2,6 +2,7 @@ import { equalInConstantTime, hmacBase64Url, randomBase64Url, utf8 } from '../..
 import { canonicalJson } from '../../durable/canonical.js';
 import { durabilityOf } from '../../durable/durability.js';
 import type { DurableSettings } from '../../durable/settings.js';
+import { ConfigError } from '../../util/errors.js';
 import type { JsonValue } from '../../types/json.js';
 import type { Continuation, ContinuationOptions, LoopProvider } from './outcome.js';
 import type { Pipeline } from '../../types/pipeline.js';
@@ -19,11 +20,43 @@ function durableOf(pipeline: Pipeline, where: string): DurableSettings {
   return durable;
 }
 
+/** The bytes of a `secret` option: -1 for anything but a string or a Uint8Array. */
+function secretBytes(secret: unknown): number {
+  return typeof secret === 'string' ? utf8(secret).byteLength : secret instanceof Uint8Array ? secret.byteLength : -1;
+}
+
+/**
+ * Checks a `secret` option ({@link ContinuationOptions}) in the public function that took it, before
+ * anything runs: found only when a continuation is signed, a short secret would fail a turn that
+ * suspends after its calls ran. The message gives the secret's length, never the secret.
+ *
+ * @throws {ConfigError} (`where`, option `secret`) for anything but `undefined` or a string or
+ *   Uint8Array of at least 32 bytes.
+ *
+ * @example
+ * ```ts
+ * checkSecret('runAnthropicTurn', options?.secret);
+ * ```
+ */
+export function checkSecret(where: ConfigError['where'], secret: unknown): void {
+  if (secret === undefined) return;
+  const bytes = secretBytes(secret);
+  if (bytes >= 32) return;
+  throw new ConfigError(
+    where,
+    'secret',
+    "a string or Uint8Array of at least 32 bytes (it signs continuations; keep it secret, the same in every process that continues the loop), or left out to sign with the pipeline's approvalSecret",
+    bytes < 0 ? secret : `(${bytes} bytes)`,
+  );
+}
+
 function signer(durable: DurableSettings, options: ContinuationOptions | undefined): (text: string) => string {
   const { secret } = options ?? {};
   if (secret === undefined) return (text) => durable.tokens.sign(PURPOSE, text);
+  // Every public function that takes `secret` refused a short one already (checkSecret, naming itself):
+  // this is the last guard, so that no continuation is ever signed with a weak key.
+  if (secretBytes(secret) < 32) throw new Error('toolstream: a continuation secret under 32 bytes reached the signer unchecked (checkSecret)');
   const key = typeof secret === 'string' ? utf8(secret) : Uint8Array.from(secret);
-  if (key.byteLength < 32) throw new TypeError('continuation secret: a string or Uint8Array of at least 32 bytes');
   return (text) => hmacBase64Url(key, `${PURPOSE}\n${text}`);
 }
 

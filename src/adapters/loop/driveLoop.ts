@@ -1,5 +1,7 @@
 import type { ApprovalResponse, PendingApproval } from '../../types/pendingApproval.js';
 import type { ToolResult } from '../../types/toolResult.js';
+import { ConfigError } from '../../util/errors.js';
+import { checkSecret } from './continuation.js';
 import type { Continuation, ContinuationOptions, DurableTurnFields } from './outcome.js';
 import type { StopCondition } from './stopConditions.js';
 
@@ -121,6 +123,7 @@ export interface LoopResult<Message, Turn extends LoopTurn> {
  * @example
  * ```ts
  * const steps: LoopSteps<MessageParam, AnthropicTurn> = {
+ *   where: 'runAnthropicLoop',
  *   run: async (messages, step, turn) => runAnthropicTurn(pipeline, await request(messages), { step, ...(turn === undefined ? {} : { turn }) }),
  *   resume: (continuation, answers) => continueAnthropicTurn(pipeline, continuation, { answers }),
  *   messagesOf: (turn) => turn.messages,
@@ -128,6 +131,8 @@ export interface LoopResult<Message, Turn extends LoopTurn> {
  * ```
  */
 export interface LoopSteps<Message, Turn extends LoopTurn> {
+  /** The loop the user called, named by the `ConfigError` for a bad option. */
+  readonly where: 'runAnthropicLoop' | 'runOpenAIChatLoop' | 'runOpenAIResponsesLoop' | 'runAISDKLoop';
   /** Requests the next response with `messages` and runs it as step `step` (under `turn` when durable). */
   readonly run: (messages: readonly Message[], step: number, turn: string | undefined) => Promise<Turn>;
   /** Continues a step from its continuation (as received) with the answers. */
@@ -142,11 +147,13 @@ export interface LoopSteps<Message, Turn extends LoopTurn> {
  * limit says stop, the signal aborts, or a step's turn suspends or is leased. SDK-agnostic: the
  * provider's `run` makes the request with the caller's own client.
  *
- * @throws {TypeError} (as the rejection) for a `maxSteps` that is not a positive integer.
+ * @throws {ConfigError} (as the rejection, naming `steps.where`) for a `maxSteps` that is not a
+ *   positive integer, or a `secret` under 32 bytes; before anything runs.
  *
  * @example
  * ```ts
  * const loop = await driveLoop({ messages, maxSteps: 10 }, {
+ *   where: 'runAnthropicLoop',
  *   run: async (history, step, turn) => runAnthropicTurn(pipeline, await request(history), { turn, step }),
  *   resume: (continuation, answers) => continueAnthropicTurn(pipeline, continuation, { answers }),
  *   messagesOf: (turn) => turn.messages,
@@ -158,7 +165,8 @@ export async function driveLoop<Message, Turn extends LoopTurn>(
   steps: LoopSteps<Message, Turn>,
 ): Promise<LoopResult<Message, Turn>> {
   const { maxSteps = DEFAULT_MAX_STEPS, signal } = options;
-  if (!Number.isSafeInteger(maxSteps) || maxSteps < 1) throw new TypeError(`loop: maxSteps must be a positive integer, got ${String(maxSteps)}`);
+  if (!Number.isSafeInteger(maxSteps) || maxSteps < 1) throw new ConfigError(steps.where, 'maxSteps', 'a positive integer', maxSteps);
+  checkSecret(steps.where, options.secret);
   const conditions: readonly StopCondition[] = options.stopWhen === undefined ? [] : typeof options.stopWhen === 'function' ? [options.stopWhen] : options.stopWhen;
   const messages = [...options.messages];
   const ran: Turn[] = [];

@@ -1,6 +1,6 @@
 // The parts every provider's durable loop shares (continuations, outcomes, the loop driver, stop
 // conditions); re-exported by `toolstream/anthropic`, `toolstream/openai` and `toolstream/ai-sdk`.
-export { issueContinuation, verifyContinuation } from './continuation.js';
+export { checkSecret, issueContinuation, verifyContinuation } from './continuation.js';
 export { ContinuationError } from './errors.js';
 export type { Continuation, ContinuationOptions, DurableTurnFields, LoopProvider, TurnOutcome } from './outcome.js';
 export { continueDurableTurn, durableFields, readInFull, settleRun } from './durableTurn.js';

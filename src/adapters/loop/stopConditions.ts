@@ -1,4 +1,5 @@
 import type { ToolResult } from '../../types/toolResult.js';
+import { ConfigError } from '../../util/errors.js';
 import type { TurnOutcome } from './outcome.js';
 
 /**
@@ -31,13 +32,15 @@ export type StopCondition = (state: LoopState) => boolean | PromiseLike<boolean>
 /**
  * Stops once `count` steps have run (counted across continuations).
  *
+ * @throws {ConfigError} when `count` is not a positive integer.
+ *
  * @example
  * ```ts
  * await runAnthropicLoop(pipeline, { messages, request, stopWhen: stepCountIs(3) });
  * ```
  */
 export function stepCountIs(count: number): StopCondition {
-  if (!Number.isSafeInteger(count) || count < 1) throw new TypeError(`stepCountIs: a positive integer, got ${String(count)}`);
+  if (!Number.isSafeInteger(count) || count < 1) throw new ConfigError('stepCountIs', 'count', 'a positive integer', count);
   return ({ step }) => step >= count;
 }
 

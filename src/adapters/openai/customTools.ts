@@ -170,7 +170,7 @@ export interface OpenAIResponsesOptions {
 
 /** The `custom` option, checked eagerly. */
 export function customOption(
-  where: 'toOpenAIResponsesTools' | 'fromOpenAIResponsesStream' | 'toOpenAIResponsesInput' | 'runOpenAIResponsesTurn' | 'continueOpenAIResponsesTurn',
+  where: 'toOpenAIResponsesTools' | 'fromOpenAIResponsesStream' | 'toOpenAIResponsesInput' | 'runOpenAIResponsesTurn' | 'continueOpenAIResponsesTurn' | 'runOpenAIResponsesLoop',
   options: unknown,
 ): OpenAICustomTools | undefined {
   if (options === undefined) return undefined;

@@ -49,6 +49,8 @@ export type OpenAIChatLoop = LoopResult<ChatCompletionMessageParam, OpenAIChatTu
  * `'lease_lost'`: nothing more is sent to the model). Re-enter a suspended loop with its
  * `continuation`, the answers and the `messages` it returned, in any process (see `runAnthropicLoop`).
  *
+ * @throws {ConfigError} (as the rejection, before anything runs) for a `maxSteps` that is not a positive
+ *   integer, or a `secret` under 32 bytes.
  * @throws {ContinuationError} (as the rejection) for a `continuation` refused; nothing ran then.
  * @throws {SourceError} (as the rejection) when a response's stream fails midway; what `request` throws.
  *
@@ -70,6 +72,7 @@ export type OpenAIChatLoop = LoopResult<ChatCompletionMessageParam, OpenAIChatTu
 export function runOpenAIChatLoop(pipeline: Pipeline, options: OpenAIChatLoopOptions): Promise<OpenAIChatLoop> {
   const { request, signal, secret } = options;
   return driveLoop<ChatCompletionMessageParam, OpenAIChatTurn>(options, {
+    where: 'runOpenAIChatLoop',
     run: async (messages, step, turn) => {
       const chunks = await request([...messages], { step, signal });
       return runOpenAIChatTurn(pipeline, chunks, { step, secret, ...(turn === undefined ? {} : { turn }), ...(signal === undefined ? {} : { signal }) });
@@ -118,6 +121,8 @@ export type OpenAIResponsesLoop = LoopResult<ResponseInputItem, OpenAIResponsesT
  * the response's output items, then one output item per call.
  *
  * @throws {ConfigError} (synchronously) when `options.custom` is not from `openAICustomTools`.
+ * @throws {ConfigError} (as the rejection, before anything runs) for a `maxSteps` that is not a positive
+ *   integer, or a `secret` under 32 bytes.
  * @throws {ContinuationError} (as the rejection) for a `continuation` refused; nothing ran then.
  * @throws {SourceError} (as the rejection) when a response's stream fails midway; what `request` throws.
  *
@@ -135,12 +140,13 @@ export type OpenAIResponsesLoop = LoopResult<ResponseInputItem, OpenAIResponsesT
  * ```
  */
 export function runOpenAIResponsesLoop(pipeline: Pipeline, options: OpenAIResponsesLoopOptions): Promise<OpenAIResponsesLoop> {
-  const custom = customOption('runOpenAIResponsesTurn', options);
+  const custom = customOption('runOpenAIResponsesLoop', options);
   const { request, signal, secret } = options;
   const customs = custom === undefined ? {} : { custom };
   return driveLoop<ResponseInputItem, OpenAIResponsesTurn>(
     { ...options, messages: options.input },
     {
+      where: 'runOpenAIResponsesLoop',
       run: async (input, step, turn) => {
         const events = await request([...input], { step, signal });
         return runOpenAIResponsesTurn(pipeline, events, { step, secret, ...customs, ...(turn === undefined ? {} : { turn }), ...(signal === undefined ? {} : { signal }) });

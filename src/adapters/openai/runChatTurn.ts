@@ -10,7 +10,7 @@ import type { JsonValue } from '../../types/json.js';
 import type { Pipeline, RunOptions } from '../../types/pipeline.js';
 import type { ToolCall } from '../../types/toolCall.js';
 import type { ToolResult } from '../../types/toolResult.js';
-import { continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
+import { checkSecret, continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
 import { argumentsText } from './argumentsText.js';
 import { toOpenAIChatToolMessages } from './chatFormat.js';
 import { firstChoice, readOpenAIChatCalls } from './chatStream.js';
@@ -97,6 +97,7 @@ interface ChatState {
  * @param options Passed to `pipeline.run()`: `signal` stops the turn, and every call still gets a result;
  *   `turn` makes it durable. `step` and `secret` go into its continuation.
  * @returns The turn, once every call has its result (or is suspended) and the stream has ended.
+ * @throws {ConfigError} (as a rejection, before anything runs) for a `secret` under 32 bytes.
  * @throws {SourceError} (as a rejection) when the stream fails midway, with the results so far.
  *
  * @example
@@ -120,6 +121,7 @@ export async function runOpenAIChatTurn(
   chunks: AsyncIterable<ChatCompletionChunk> | Observable<ChatCompletionChunk>,
   options?: OpenAIChatTurnOptions,
 ): Promise<OpenAIChatTurn> {
+  checkSecret('runOpenAIChatTurn', options?.secret);
   const { step = 1, secret, ...runOptions } = options ?? {};
   let text = '';
   let refusal = '';
@@ -162,6 +164,7 @@ export async function runOpenAIChatTurn(
  * assistant message with its `tool_calls`, then one `tool` message per call, in the model's order. A
  * call still unanswered leaves it `'suspended'`, with a fresh continuation.
  *
+ * @throws {ConfigError} (as a rejection, before anything runs) for a `secret` under 32 bytes.
  * @throws {ContinuationError} (as the rejection) for a continuation refused; nothing ran then.
  * @throws {DurableTurnError} (as the rejection) as `pipeline.resume` does.
  *
@@ -174,6 +177,7 @@ export async function runOpenAIChatTurn(
  * ```
  */
 export async function continueOpenAIChatTurn(pipeline: Pipeline, continuation: unknown, options?: ContinueOptions): Promise<OpenAIChatTurn> {
+  checkSecret('continueOpenAIChatTurn', options?.secret);
   const { continuation: verified, settled } = await continueDurableTurn(pipeline, continuation, 'openai-chat', options);
   return chatTurn(pipeline, settled, verified.state as unknown as ChatState, { turn: verified.turn, step: verified.step, known: true, secret: options?.secret });
 }

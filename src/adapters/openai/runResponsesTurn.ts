@@ -10,7 +10,7 @@ import { argumentsText } from './argumentsText.js';
 import { customOption, type OpenAICustomTools, type OpenAIResponsesOptions } from './customTools.js';
 import { toOpenAIResponsesInput } from './responsesFormat.js';
 import { readOpenAIResponsesCalls } from './responsesStream.js';
-import { continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
+import { checkSecret, continueDurableTurn, durableFields, readInFull, settleRun, type ContinuationOptions, type ContinueOptions, type DurableTurnFields, type Settlement, type TurnPlace } from '../loop/index.js';
 
 /**
  * Options of {@link runOpenAIResponsesTurn}: the run's (`signal`, `turn`), the free-form tools
@@ -110,7 +110,8 @@ export interface OpenAIResponsesTurn extends DurableTurnFields {
  * @param options `signal` and `turn` for `pipeline.run()`; `custom` as for `fromOpenAIResponsesStream`;
  *   `step` and `secret` go into its continuation.
  * @returns The turn, once every call has its result (or is suspended) and the response has ended.
- * @throws {ConfigError} (synchronously) when `options.custom` is not from `openAICustomTools`.
+ * @throws {ConfigError} (synchronously) when `options.custom` is not from `openAICustomTools`, or
+ *   `options.secret` is under 32 bytes.
  * @throws {SourceError} (as a rejection) when the stream fails midway (`response.failed`, `error`),
  *   with the results so far.
  *
@@ -137,6 +138,7 @@ export function runOpenAIResponsesTurn(
 ): Promise<OpenAIResponsesTurn> {
   // Checked now, before anything is read: a misconfiguration throws here rather than rejecting.
   const custom = customOption('runOpenAIResponsesTurn', options);
+  checkSecret('runOpenAIResponsesTurn', options?.secret);
   return runTurn(pipeline, events, custom, options ?? {});
 }
 
@@ -167,7 +169,8 @@ async function runTurn(
  *
  * @throws {ContinuationError} (as the rejection) for a continuation refused; nothing ran then.
  * @throws {DurableTurnError} (as the rejection) as `pipeline.resume` does.
- * @throws {ConfigError} (synchronously) when `options.custom` is not from `openAICustomTools`.
+ * @throws {ConfigError} (synchronously) when `options.custom` is not from `openAICustomTools`, or
+ *   `options.secret` is under 32 bytes.
  *
  * @example
  * ```ts
@@ -179,6 +182,7 @@ async function runTurn(
  */
 export function continueOpenAIResponsesTurn(pipeline: Pipeline, continuation: unknown, options?: ContinueOpenAIResponsesOptions): Promise<OpenAIResponsesTurn> {
   const custom = customOption('continueOpenAIResponsesTurn', options);
+  checkSecret('continueOpenAIResponsesTurn', options?.secret);
   return continueDurableTurn(pipeline, continuation, 'openai-responses', options).then(({ continuation: verified, settled }) =>
     responsesTurn(pipeline, settled, verified.state as unknown as ResponsesState, custom, { turn: verified.turn, step: verified.step, known: true, secret: options?.secret }),
   );

@@ -5,7 +5,7 @@ import { ConfigError } from '../../util/errors.js';
 import { isRecord } from '../../util/validate.js';
 import { openConnection } from './connection.js';
 import { postgresPrune } from './postgresPrune.js';
-import { DEFAULT_SCHEMA, SCHEMA_NAME } from './schema.js';
+import { DEFAULT_SCHEMA, SCHEMA_EXPECTED, SCHEMA_NAME } from './schema.js';
 import { DATABASE_CLOCK, splitKey, statementsOf, tablesOf, type Clock } from './statements.js';
 
 /**
@@ -173,7 +173,7 @@ function resolveOptions(connection: PostgresConnection, options: PostgresJournal
   }
   if (!isRecord(options)) fail('options', 'an object ({ schema?, createSchema? })', options);
   const { schema = DEFAULT_SCHEMA, createSchema = true } = options;
-  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) fail('schema', 'a name of letters, digits and underscores, 63 at most, not starting with a digit or pg_', schema);
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) fail('schema', SCHEMA_EXPECTED, schema);
   if (typeof createSchema !== 'boolean') fail('createSchema', 'true or false', createSchema);
   return { schema, createSchema };
 }

@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { ConfigError } from '../../util/errors.js';
 import { PostgresJournalError } from './postgresJournalError.js';
 
 /**
@@ -57,6 +58,9 @@ export const DEFAULT_SCHEMA = 'toolstream';
  */
 export const SCHEMA_NAME = /^(?!pg_)[A-Za-z_][A-Za-z0-9_]{0,62}$/i;
 
+/** What a `schema` option must be, as `postgresJournal` and `postgresJournalSchema` both say it. */
+export const SCHEMA_EXPECTED = 'a name of letters, digits and underscores, 63 at most, not starting with a digit or pg_';
+
 /** The schema name quoted as an identifier (it was checked against {@link SCHEMA_NAME}: no quote to double). */
 export const quoted = (schema: string): string => `"${schema}"`;
 
@@ -74,7 +78,8 @@ const versionRow = (schema: string): string =>
  * journal with `createSchema: false`. Run it in one transaction (`psql --single-transaction -f`). The
  * journal's role needs `USAGE` on the schema and `SELECT, INSERT, UPDATE, DELETE` on its tables.
  *
- * @throws {TypeError} for a schema name the journal would refuse.
+ * @throws {ConfigError} (option `schema`) for a schema name the journal would refuse, as
+ *   `postgresJournal` does.
  * @example
  * ```ts
  * import { writeFileSync } from 'node:fs';
@@ -85,9 +90,7 @@ const versionRow = (schema: string): string =>
  * ```
  */
 export function postgresJournalSchema(schema: string = DEFAULT_SCHEMA): string {
-  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new TypeError(`postgresJournalSchema: the schema must be a name of letters, digits and underscores (63 at most, not starting with a digit or pg_), got ${JSON.stringify(schema)}`);
-  }
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) throw new ConfigError('postgresJournalSchema', 'schema', SCHEMA_EXPECTED, schema);
   return [
     `CREATE SCHEMA IF NOT EXISTS ${quoted(schema)};`,
     `CREATE TABLE ${quoted(schema)}.meta (key text PRIMARY KEY, value integer NOT NULL);`,

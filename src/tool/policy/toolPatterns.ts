@@ -18,7 +18,8 @@ function named(name: string, policy: PrePolicy): PrePolicy {
  * after it do not run for a denied call. Matching ignores case: `mcp__github__delete_*` also denies
  * `mcp__github__Delete_Repo`, so a tool's spelling cannot sidestep the rule.
  *
- * @throws {TypeError} for an empty or non-string pattern.
+ * @throws {ConfigError} when `patterns` is not an array, or one is empty or not a string (`option`
+ *   `patterns[i]`).
  *
  * @example
  * ```ts
@@ -26,7 +27,7 @@ function named(name: string, policy: PrePolicy): PrePolicy {
  * ```
  */
 export function denyTools(patterns: readonly string[], reason?: string): PrePolicy {
-  const globs = new GlobSet(patterns, TIGHTENING);
+  const globs = new GlobSet(patterns, { where: 'denyTools', option: 'patterns' }, TIGHTENING);
   return named(`denyTools(${globs.patterns.join(', ')})`, (ctx) => {
     const match = globs.firstMatch(ctx.call.name);
     return match === undefined ? undefined : { decision: 'deny', reason: reason ?? `"${ctx.call.name}" matches ${match}` };
@@ -41,7 +42,8 @@ export function denyTools(patterns: readonly string[], reason?: string): PrePoli
  * as soon as the rest of the chain has: at once when the rest answered at once (the chain stays
  * synchronous), else when the rest's answer comes.
  *
- * @throws {TypeError} for an empty or non-string pattern.
+ * @throws {ConfigError} when `patterns` is not an array, or one is empty or not a string (`option`
+ *   `patterns[i]`).
  *
  * @example
  * ```ts
@@ -49,7 +51,7 @@ export function denyTools(patterns: readonly string[], reason?: string): PrePoli
  * ```
  */
 export function askTools(patterns: readonly string[], reason?: string): PrePolicy {
-  const globs = new GlobSet(patterns, TIGHTENING);
+  const globs = new GlobSet(patterns, { where: 'askTools', option: 'patterns' }, TIGHTENING);
   return named(`askTools(${globs.patterns.join(', ')})`, (ctx, next) => {
     const match = globs.firstMatch(ctx.call.name);
     if (match === undefined) return undefined; // passing on is delegating: the rest decides
@@ -67,7 +69,8 @@ export function askTools(patterns: readonly string[], reason?: string): PrePolic
  * Matching is exact, case included (unlike {@link denyTools}): `read_*` does not allow `READ_secrets`,
  * so a loosening rule admits only the names it spells.
  *
- * @throws {TypeError} for an empty or non-string pattern.
+ * @throws {ConfigError} when `patterns` is not an array, or one is empty or not a string (`option`
+ *   `patterns[i]`).
  *
  * @example
  * ```ts
@@ -80,7 +83,7 @@ export function askTools(patterns: readonly string[], reason?: string): PrePolic
  * ```
  */
 export function allowTools(patterns: readonly string[], reason?: string): PrePolicy {
-  const globs = new GlobSet(patterns);
+  const globs = new GlobSet(patterns, { where: 'allowTools', option: 'patterns' });
   return named(`allowTools(${globs.patterns.join(', ')})`, (ctx) => {
     const match = globs.firstMatch(ctx.call.name);
     return match === undefined ? undefined : { decision: 'allow', reason: reason ?? `"${ctx.call.name}" matches ${match}` };

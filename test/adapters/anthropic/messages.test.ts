@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { toAnthropicToolResults, toAnthropicTools, type AnthropicToolResultMessage } from '../../../src/adapters/anthropic/index.js';
-import { createPipeline, defineTool, RestrictionSet, type ToolCall, type ToolResult } from '../../../src/index.js';
+import { ConfigError, createPipeline, defineTool, RestrictionSet, type ToolCall, type ToolResult } from '../../../src/index.js';
 import { now, weather } from './helpers.js';
 
 const failing = defineTool({
@@ -92,6 +92,10 @@ describe('toAnthropicTools', () => {
 
   it('refuses a tool whose input is not an object schema, naming it', () => {
     const scalar = defineTool({ name: 'echo', description: 'Echo', input: z.string(), execute: (text) => text });
-    expect(() => toAnthropicTools([weather, scalar])).toThrow(/tool "echo" is not an object schema.*z\.object/);
+    const offer = () => toAnthropicTools([weather, scalar]);
+    expect(offer).toThrow(TypeError); // a ConfigError is a TypeError still
+    expect(offer).toThrow(ConfigError);
+    expect(offer).toThrow(expect.objectContaining({ code: 'invalid_config', where: 'toAnthropicTools', option: 'tool "echo" input' }));
+    expect(offer).toThrow(/^toAnthropicTools: `tool "echo" input` must be a schema of type "object" .*define it with z\.object\(\.\.\.\)\); received "\(a schema of type string\)"$/);
   });
 });

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPipeline, defineTool, DurableTurnError } from '../../../src/index.js';
+import { ConfigError, createPipeline, defineTool, DurableTurnError } from '../../../src/index.js';
 import { postgresJournal, postgresJournalSchema, PostgresJournalError } from '../../../src/durable/postgres/index.js';
 import { openPostgresJournal } from '../../../src/durable/postgres/postgresJournal.js';
 import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
@@ -26,6 +26,32 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin?.end();
   await server?.stop();
+});
+
+// No database needed: the SQL is made, or the name refused, without connecting.
+it('postgresJournalSchema refuses a schema name as postgresJournal does: a ConfigError naming schema', () => {
+  for (const schema of ['no-dashes', 'pg_catalog', '1st', 'x'.repeat(64), 42]) {
+    const make = () => postgresJournalSchema(schema as string);
+    expect(make).toThrow(TypeError); // a ConfigError is a TypeError still
+    expect(make).toThrow(ConfigError);
+    expect(make).toThrow(expect.objectContaining({ code: 'invalid_config', where: 'postgresJournalSchema', option: 'schema' }));
+    const open = () => postgresJournal({ connectionString: 'postgres://h/db' }, { schema: schema as string });
+    expect(open).toThrow(expect.objectContaining({ code: 'invalid_config', where: 'postgresJournal', option: 'schema' }));
+    // The same rule in the same words: only the function's name differs.
+    const message = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return (error as Error).message.replace(/^\w+: /, '');
+      }
+      return undefined;
+    };
+    expect(message(make)).toBe(message(open));
+  }
+  expect(() => postgresJournalSchema('no-dashes')).toThrow(
+    'postgresJournalSchema: `schema` must be a name of letters, digits and underscores, 63 at most, not starting with a digit or pg_; received "no-dashes"',
+  );
+  expect(postgresJournalSchema('agents')).toContain('CREATE SCHEMA IF NOT EXISTS "agents";');
 });
 
 describe.skipIf(!available)(skippedBecause('postgresJournal on a real PostgreSQL', postgresMissing()), () => {
