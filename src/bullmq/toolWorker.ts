@@ -217,9 +217,10 @@ export function createToolWorker(options: ToolWorkerOptions): ToolWorker {
   });
   let readyAsked = false;
   started.catch((error: unknown) => {
+    const closedByOwner = closed !== undefined; // then it was not Redis that closed it: nothing to say
     void close();
     // No one asked ready(), so no one hears why it closed: say it, as a process warning (Node prints it).
-    if (!readyAsked && error instanceof RemoteToolError && error.address !== undefined) {
+    if (!readyAsked && !closedByOwner && error instanceof RemoteToolError && error.address !== undefined) {
       warnFleet({ code: 'redis_unreachable', address: error.address, message: `createToolWorker (queue "${queue}"): ${error.message} The worker has closed.` });
     }
   });
