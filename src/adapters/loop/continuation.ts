@@ -1,4 +1,4 @@
-import { equalInConstantTime, hmacBase64Url, randomBase64Url, utf8 } from '../../util/digest.js';
+import { equalInConstantTime, hmacSigner, randomBase64Url, utf8 } from '../../util/digest.js';
 import { canonicalJson } from '../../durable/canonical.js';
 import { durabilityOf } from '../../durable/durability.js';
 import type { DurableSettings } from '../../durable/settings.js';
@@ -56,8 +56,8 @@ function signer(durable: DurableSettings, options: ContinuationOptions | undefin
   // Every public function that takes `secret` refused a short one already (checkSecret, naming itself):
   // this is the last guard, so that no continuation is ever signed with a weak key.
   if (secretBytes(secret) < 32) throw new Error('toolstream: a continuation secret under 32 bytes reached the signer unchecked (checkSecret)');
-  const key = typeof secret === 'string' ? utf8(secret) : Uint8Array.from(secret);
-  return (text) => hmacBase64Url(key, `${PURPOSE}\n${text}`);
+  const sign = hmacSigner(typeof secret === 'string' ? utf8(secret) : Uint8Array.from(secret));
+  return (text) => sign(`${PURPOSE}\n${text}`);
 }
 
 /**
