@@ -41,6 +41,10 @@ const searches = started.slice(0, 5).sort((a, b) => a - b);
 for (let i = 0; i + 2 < searches.length; i++) assert.ok(searches[i + 2]! - searches[i]! >= 99, `searches ${i} and ${i + 2}`);
 // (No wall-clock bound: the reads start before the third search, which waits for a token 100 ms on.)
 assert.ok(Math.max(started[5]!, started[6]!) < searches[2]!, 'both reads start without waiting for a token');
-// The waits show as queue time and as `limit`, never as the body's run time.
-assert.ok(results[4]!.timing.durations.queue >= 190);
+// The waits show as queue time, never as the body's run time: the last search to start waited about
+// 200 ms for its token. (At least 100 ms asserted: the calls are queued in one synchronous burst, which a
+// loaded machine can pause for a few ms — once measured 10 ms short of 200.)
+const last = results.slice(0, 5).reduce((a, b) => (b.timing.startedAt! > a.timing.startedAt! ? b : a));
+assert.ok(last.timing.durations.queue >= 100, `queued ${last.timing.durations.queue} ms`);
+assert.ok(last.timing.durations.execute < last.timing.durations.queue, 'the wait is not in the run time');
 console.log('rateLimit: quota held');
