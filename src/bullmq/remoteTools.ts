@@ -5,15 +5,14 @@ import { durableCallOf, markReattaching } from '../durable/reattach.js';
 import { attemptOf } from '../engine/records/callSlots.js';
 import { outcome } from '../util/outcome.js';
 import { isPositiveDuration } from '../util/validate.js';
-import { traceCarrierOf } from '../util/traceCarrier.js';
 import { implementTool, isToolContract, type ToolContract } from '../tool/toolContract.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
-import type { TraceCarrier } from '../types/traceContext.js';
 import { checkConnection, checkName, checkSecret, checkSlots, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 import { FleetKeys } from './fleetKeys.js';
+import { dispatchPayload, type DispatchTerms } from './dispatchPayload.js';
 import { boundedClose, closeRedis, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections, type RedisClient } from './fleetRedis.js';
 import { warnFleet, type FleetWarning } from './fleetWarning.js';
-import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';
+import { durableJobId } from './jobPayload.js';
 import type { JobWatch } from './jobWatch.js';
 import { OutcomeSigner } from './outcomeSigner.js';
 import { QueueWatcher } from './queueWatcher.js';
@@ -197,7 +196,7 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
   checkSlots('remoteTools', connection, prefix, queues);
-  const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs, noWorkerMs);
+  const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, { secret, jobExpiryMs, keepJobsMs }, reconcileMs, noWorkerMs);
   const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
   const served = [...new Set(queues)];
   if (served.length > 0) void fleet.checkAtStart(served, onWarning);
@@ -214,10 +213,9 @@ class AgentFleet {
   constructor(
     private readonly connections: FleetConnections,
     private readonly prefix: string,
-    private readonly secret: Buffer,
+    /** What every job is signed with, and how long jobs live. */
+    private readonly terms: DispatchTerms,
     private readonly reconcileMs: number,
-    private readonly keepJobsMs: number,
-    private readonly jobExpiryMs: number,
     private readonly noWorkerMs: number,
   ) {}
 
@@ -234,28 +232,11 @@ class AgentFleet {
     }
     // Aborted while this process connected or looked the job up (before the listener below): no job, no body.
     ctx.signal.throwIfAborted();
-    const now = Date.now();
-    const timeoutMs = contract.timeoutMs;
-    const deadline = timeoutMs === undefined || timeoutMs === Infinity ? null : now + timeoutMs;
-    const unsigned: UnsignedPayload = {
-      v: PAYLOAD_VERSION,
-      tool: contract.name,
-      args,
-      callId: ctx.callId,
-      turn: ctx.turn ?? null,
-      index: ctx.index,
-      key: ctx.idempotencyKey,
-      attempt,
-      deadline,
-      expiresAt: deadline ?? now + this.jobExpiryMs,
-      keepMs: this.keepJobsMs,
-      ...traceContextOf(ctx),
-    };
-    const data = signPayload(this.secret, unsigned, { jobId, prefix: this.prefix, queue });
-    const signer = new OutcomeSigner(this.secret, { jobId, callId: ctx.callId, argsHash: argsHash(args) });
+    const data = dispatchPayload(contract, args, ctx, { jobId, prefix: this.prefix, queue, attempt }, this.terms);
+    const signer = new OutcomeSigner(this.terms.secret, { jobId, callId: ctx.callId, argsHash: argsHash(args) });
     const watch = watcher.watch(jobId);
     const progress = (watch.progress = new ProgressRelay(this.#commands!, watcher.keys.progress(jobId), signer, (value) => ctx.progress(value)));
-    const keep = { age: Math.ceil(this.keepJobsMs / 1000) };
+    const keep = { age: Math.ceil(this.terms.keepJobsMs / 1000) };
     const added = watcher.queue.add(contract.name, data, { jobId, attempts: 1, removeOnComplete: keep, removeOnFail: keep });
     const { signal } = ctx;
     // Aborted because this process lost the durable turn to another: the job is the new owner's (it
@@ -390,10 +371,4 @@ class AgentFleet {
     );
     return this.#closed;
   }
-}
-
-/** The trace context the body's tracing layer offers (`toolTracing()`), as the payload's `tc`; nothing without one. */
-function traceContextOf(ctx: ToolContext): { readonly tc?: TraceCarrier } {
-  const tc = traceCarrierOf(ctx);
-  return tc === undefined ? {} : { tc };
 }
