@@ -8,7 +8,13 @@ export type JobOutcome =
   /** The job is not in Redis (removed before it ran, expired, lost) or the agent closed. */
   | { readonly kind: 'gone'; readonly why: string }
   /** No worker of `queue` was alive while it waited: the agent took it out of the queue before any worker started it. */
-  | { readonly kind: 'no_worker'; readonly queue: string; readonly why: string };
+  | { readonly kind: 'no_worker'; readonly queue: string; readonly why: string }
+  /**
+   * The worker running it was lost (its lock lapsed) and no worker of `queue` was left alive for
+   * `noWorkerMs`: the agent took the started job out of Redis. Its call is `outcome_unknown`, or —
+   * `idempotent`: it could run again, but nothing is left to run it — `no_worker`.
+   */
+  | { readonly kind: 'worker_lost'; readonly queue: string; readonly why: string; readonly idempotent: boolean };
 
 /**
  * One job an agent waits for: settled once, by whichever source learns its outcome first (an event,

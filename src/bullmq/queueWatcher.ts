@@ -2,7 +2,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { CANCEL_MARKER_MS, FleetKeys } from './fleetKeys.js';
 import type { FleetConnections, RedisClient } from './fleetRedis.js';
 import { completed, JobWatch, type JobOutcome } from './jobWatch.js';
-import { WorkerPresence } from './workerPresence.js';
+import { WorkerPresence, type UnservedJob } from './workerPresence.js';
 
 /** How many jobs one reconcile script asks Redis about. */
 const RECONCILE_BATCH = 500;
@@ -40,13 +40,30 @@ end
 return out`;
 
 /**
- * Takes a job out of the queue's wait list (or its paused one), atomically: 1 when it was there — no
- * worker can start it from now on (a worker takes a job by moving it from that list) — else 0 (a worker
- * took it, or it ended). Searched from the tail, where the oldest jobs are (BullMQ adds at the head).
+ * For each job of a queue that has had no live worker for `noWorkerMs` (`WorkerPresence`), in one round
+ * trip: takes it out of the wait list (or the paused one), atomically, if it is there — `v`: no worker
+ * can start it from now on (a worker takes a job by moving it from that list); searched from the tail,
+ * where the oldest jobs are (BullMQ adds at the head). Otherwise says what became of it: `e` it ended
+ * (completed, failed, an outcome its worker recorded, or gone), `l` a worker holds its lock, `a` it was
+ * started and its lock is gone (its worker was lost) — then `Queue.remove` takes it out, refusing if a
+ * worker locked it meanwhile.
  */
-const VOID_WAITING = `
-if redis.call('LREM', KEYS[1], -1, ARGV[1]) > 0 or redis.call('LREM', KEYS[2], -1, ARGV[1]) > 0 then return 1 end
-return 0`;
+const VOID_UNSERVED = `
+local out = {}
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local key = ARGV[1] .. id
+  local state = 'a'
+  if redis.call('LREM', KEYS[1], -1, id) > 0 or redis.call('LREM', KEYS[2], -1, id) > 0 then
+    state = 'v'
+  elseif redis.call('EXISTS', key) == 0 or redis.call('EXISTS', ARGV[2] .. id) == 1 or redis.call('ZSCORE', KEYS[3], id) or redis.call('ZSCORE', KEYS[4], id) then
+    state = 'e'
+  elseif redis.call('EXISTS', key .. ':lock') == 1 then
+    state = 'l'
+  end
+  out[#out + 1] = state
+end
+return out`;
 
 /**
  * The agent's side of one queue: adds jobs, and learns how each one it waits for ends. Completion never
@@ -59,7 +76,7 @@ export class QueueWatcher {
   readonly keys: FleetKeys;
   readonly #events: QueueEvents;
   readonly #watches = new Map<string, JobWatch>();
-  /** The queue's workers, from their heartbeats: voids the jobs of a queue no worker serves. */
+  /** The queue's workers, from their heartbeats: voids the jobs of a queue no worker serves (any more). */
   readonly presence: WorkerPresence;
   #timer: NodeJS.Timeout | undefined = undefined;
   #reconciling = false;
@@ -73,11 +90,11 @@ export class QueueWatcher {
     /** For cancel markers, the cancel channel and job lookups. */
     private readonly commands: RedisClient,
     private readonly reconcileMs: number,
-    /** How long a job waits with no live worker on the queue before it is voided (`no_worker`). */
+    /** How long the queue may have no live worker while a job is waited for before the job is voided. */
     private readonly noWorkerMs: number,
   ) {
     this.keys = new FleetKeys(prefix, name);
-    this.presence = new WorkerPresence(commands, this.keys, noWorkerMs, (watch, waitedMs) => this.#voidUnstarted(watch, waitedMs));
+    this.presence = new WorkerPresence(commands, this.keys, noWorkerMs, (due) => this.#voidUnserved(due));
     const connection = connections.open();
     this.queue = new Queue(name, { connection, prefix });
     // Read from a little before now rather than from wherever the stream is when the first read is
@@ -132,23 +149,67 @@ export class QueueWatcher {
     await this.commands.multi().set(this.keys.cancelMarker(id), '1', 'PX', CANCEL_MARKER_MS).publish(this.keys.cancelChannel, id).exec();
   }
 
+  /** The agent's connection came back: what was missed meanwhile is looked up, and the time away is not time without a worker. */
+  reconnected(): void {
+    this.presence.reconnected();
+    void this.reconcile();
+  }
+
   /**
-   * Voids a job no worker started (see `WorkerPresence`): out of the wait list first — from then on no
-   * worker can take it — then its call is answered, then the rest of the job is removed.
+   * Voids the jobs of a queue that has had no live worker for `noWorkerMs` (see `WorkerPresence`),
+   * batched: a job no worker started, and a started one whose worker was lost (its lock lapsed), are
+   * taken out of Redis and their calls answered; a job that ended is settled from its state; one a
+   * worker holds is left alone. Rejects when Redis could not be read (nothing voided then).
    */
-  async #voidUnstarted(watch: JobWatch, waitedMs: number): Promise<void> {
-    const { wait, paused } = this.queue.keys;
-    if ((await this.commands.eval(VOID_WAITING, 2, wait!, paused!, watch.id)) !== 1) return; // a worker has it: it is waited for
+  async #voidUnserved(due: readonly UnservedJob[]): Promise<void> {
+    const { wait, paused, completed, failed } = this.queue.keys;
+    for (let start = 0; start < due.length; start += RECONCILE_BATCH) {
+      const batch = due.slice(start, start + RECONCILE_BATCH);
+      const states = (await this.commands.eval(VOID_UNSERVED, 4, wait!, paused!, completed!, failed!, this.queue.toKey(''), this.keys.outcomePrefix, ...batch.map(({ watch }) => watch.id))) as string[];
+      await Promise.all(batch.map((job, i) => (states[i] === 'v' ? this.#voidUnstarted(job) : states[i] === 'a' ? this.#voidLost(job) : undefined)));
+      // Ended since the last look: settled now rather than at the next reconcile. ('l': a worker holds it — one that
+      // closes finishes its body, one back from a blocked event loop or a new one's stall check takes it over.)
+      const ended = batch.filter((_, i) => states[i] === 'e').map(({ watch }) => watch);
+      if (ended.length > 0) await this.reconcile(ended);
+    }
+  }
+
+  /** A job no worker started, out of the wait list: its call is answered, then the rest of the job is removed. */
+  async #voidUnstarted({ watch, unservedMs }: UnservedJob): Promise<void> {
     const { queue, prefix } = this.keys;
     watch.settle({
       kind: 'no_worker',
       queue,
       why:
-        `No worker serves queue "${queue}" (prefix "${prefix}"): none sent a heartbeat in the ${Math.round(waitedMs)} ms the job waited (noWorkerMs: ${this.noWorkerMs}), ` +
-        `so the job was taken out of the queue before any worker started it; it did not run, and no worker can run it later. ` +
-        `Start one with createToolWorker({ queue: '${queue}', prefix: '${prefix}', connection, secret, tools }) on this Redis, with the agent's secret.`,
+        `No worker serves queue "${queue}" (prefix "${prefix}"): none sent a heartbeat in the ${Math.round(unservedMs)} ms the job waited (noWorkerMs: ${this.noWorkerMs}), ` +
+        `so the job was taken out of the queue before any worker started it; it did not run, and no worker can run it later. ${this.#startOne()}`,
     });
     await this.queue.remove(watch.id).catch(() => 0); // its data and events: nothing can take it any more
+  }
+
+  /**
+   * A started job whose worker was lost — its lock lapsed, and no worker is left to run BullMQ's stall
+   * check — taken out of Redis with BullMQ's own `remove`, which refuses a locked job: a worker that
+   * came back, or a new one whose stall check took the job first, keeps it (looked at again next
+   * round). Then its call is answered: `outcome_unknown` (its body started and may have taken effect),
+   * or `no_worker` when it may run again but nothing is left to run it.
+   */
+  async #voidLost({ watch, unservedMs, idempotent }: UnservedJob): Promise<void> {
+    if ((await this.queue.remove(watch.id).catch(() => 0)) !== 1) return;
+    const { queue, prefix } = this.keys;
+    const ms = Math.round(unservedMs);
+    const why = idempotent
+      ? `The worker running the job on queue "${queue}" (prefix "${prefix}") was lost (its lock on the job lapsed), and no worker of queue "${queue}" (prefix "${prefix}") is left to run it again: ` +
+        `none sent a heartbeat for ${ms} ms (noWorkerMs: ${this.noWorkerMs}), so the job was taken out of Redis; its body started and may have run in part, and no worker can run it later. ${this.#startOne()}`
+      : `the worker running it was lost (its lock on the job lapsed), and no worker of queue "${queue}" (prefix "${prefix}") sent a heartbeat for ${ms} ms (noWorkerMs: ${this.noWorkerMs}), ` +
+        'so the job was taken out of Redis; it is not idempotent, so it was not run again; it may or may not have taken effect.';
+    watch.settle({ kind: 'worker_lost', queue, why, idempotent });
+  }
+
+  /** How to start a worker of the queue, for a `no_worker` message. */
+  #startOne(): string {
+    const { queue, prefix } = this.keys;
+    return `Start one with createToolWorker({ queue: '${queue}', prefix: '${prefix}', connection, secret, tools }) on this Redis, with the agent's secret.`;
   }
 
   /** Looks every added, unsettled job up in job state (batched), settling those that ended. */

@@ -28,7 +28,8 @@ export function unverified(jobId: string, what: string): RemoteToolError {
  * signed was passed on — or its failure thrown as the body's (a `RemoteToolError`, or `outcome.unknown`
  * for the worker's `outcome_unknown`). A completed job's return value, or a failed one's reason, that is
  * not signed for this call is `result_unverified` — except BullMQ's own failure of a job that stalled
- * too often, `workers_lost` with toolstream's text.
+ * too often, `workers_lost` with toolstream's text. A job the agent voided is `no_worker`, or
+ * `outcome.unknown` when its lost worker had started a body that may not run again.
  */
 export async function settledReturn(outcome: JobOutcome, signer: OutcomeSigner, progress: ProgressRelay): Promise<JobReturn> {
   const { jobId } = signer;
@@ -56,5 +57,9 @@ export async function settledReturn(outcome: JobOutcome, signer: OutcomeSigner, 
       throw new RemoteToolError('job_lost', `The job is gone: ${outcome.why}.`, jobId);
     case 'no_worker':
       throw new RemoteToolError('no_worker', outcome.why, jobId, { queue: outcome.queue }); // no worker started it: nothing to drain
+    case 'worker_lost':
+      await progress.drain(); // what its body reported before its worker was lost
+      if (!outcome.idempotent) throw typed.unknown(outcome.why); // its body started: as the worker's own outcome_unknown
+      throw new RemoteToolError('no_worker', outcome.why, jobId, { queue: outcome.queue });
   }
 }

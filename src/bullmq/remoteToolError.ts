@@ -15,8 +15,12 @@ import { brand } from '../util/brand.js';
  * - `'job_lost'`: the job is gone from Redis (removed, expired, or Redis lost its data);
  * - `'no_worker'`: no worker of the job's queue sent a heartbeat for the agent's `noWorkerMs` (5 s by
  *   default) while the job waited, so the agent took the job out of the queue before any worker started
- *   it — it did not run, and a worker that starts later cannot run it; `queue` names the queue. A
- *   queue whose workers are all busy is not this: its calls wait, as their workers are alive;
+ *   it — it did not run, and a worker that starts later cannot run it. Or an `idempotent` tool's job
+ *   was started and its worker lost (killed: its lock on the job lapsed), and no worker was left for
+ *   `noWorkerMs` to run it again, so the agent took the job out of Redis — its body may have run in
+ *   part, and no worker can run it later. `queue` names the queue; the message says which case, and how
+ *   to start a worker. A queue whose workers are all busy is not this: its calls wait, as their workers
+ *   are alive;
  * - `'redis_unreachable'`: the first connection to Redis did not come up within `connectTimeoutMs` (5 s
  *   by default): no job was added; `address` names the Redis tried. (Once connected, a Redis that goes
  *   away is waited for: calls are bounded by their deadlines.)
@@ -24,8 +28,9 @@ import { brand } from '../util/brand.js';
  *   not signed with the agent's secret for this call, so none of it was used — workers running with
  *   another secret or an older toolstream, or a result written into Redis by something else (a job moved
  *   to completed by hand, another job's result copied over). The message never carries the unverified text.
- * A worker that died mid-body of a non-idempotent job, or a job whose call's body already ran, gives no
- * `RemoteToolError`: the call's result is `outcome_unknown`.
+ * A worker that died mid-body of a non-idempotent job (another worker found it, or none was left for
+ * `noWorkerMs`), or a job whose call's body already ran, gives no `RemoteToolError`: the call's result
+ * is `outcome_unknown`.
  */
 export type RemoteToolErrorCode =
   | 'tool_failed'

@@ -5,15 +5,14 @@ import { durableCallOf, markReattaching } from '../durable/reattach.js';
 import { attemptOf } from '../engine/records/callSlots.js';
 import { outcome } from '../util/outcome.js';
 import { isPositiveDuration } from '../util/validate.js';
-import { traceCarrierOf } from '../util/traceCarrier.js';
 import { implementTool, isToolContract, type ToolContract } from '../tool/toolContract.js';
 import type { AnyTool, ToolContext } from '../types/tool.js';
-import type { TraceCarrier } from '../types/traceContext.js';
 import { checkConnection, checkName, checkSecret, checkSlots, DEFAULT_PREFIX, failer } from './fleetOptions.js';
 import { FleetKeys } from './fleetKeys.js';
+import { dispatchPayload, type DispatchTerms } from './dispatchPayload.js';
 import { boundedClose, closeRedis, DEFAULT_CONNECT_TIMEOUT_MS, FleetConnections, type RedisClient } from './fleetRedis.js';
 import { warnFleet, type FleetWarning } from './fleetWarning.js';
-import { durableJobId, PAYLOAD_VERSION, signPayload, type UnsignedPayload } from './jobPayload.js';
+import { durableJobId } from './jobPayload.js';
 import type { JobWatch } from './jobWatch.js';
 import { OutcomeSigner } from './outcomeSigner.js';
 import { QueueWatcher } from './queueWatcher.js';
@@ -67,13 +66,18 @@ export interface RemoteToolsOptions {
    */
   readonly jobExpiryMs?: number;
   /**
-   * How long a job may wait on a queue that has no live worker before its call fails fast: the agent
-   * takes the job out of the queue (no worker can start it after that) and the call's result is a
-   * `tool_error` whose cause is a {@link RemoteToolError} `no_worker` naming the queue. Workers send a
-   * heartbeat while they run, busy or idle, so a fleet that is only busy never fails this way: its calls
-   * wait as long as they must (bounded by their `timeoutMs`). Choose it above the longest your fleet may
-   * be without any worker and still be expected to serve (a restart of every worker at once);
-   * `Infinity` waits for a worker as long as the call may wait.
+   * How long a queue may have no live worker while a job is waited for before its call fails fast: the
+   * agent takes the job out of Redis (no worker can run it after that) and answers the call. A job that
+   * waits is answered with a `tool_error` whose cause is a {@link RemoteToolError} `no_worker` naming the
+   * queue. A job a worker started, whose worker was lost (killed: no heartbeat, and its lock on the job
+   * lapsed) with no other worker left to run BullMQ's stall check, is answered once the lock lapsed too:
+   * `outcome_unknown` (its body may have taken effect), or `no_worker` for an `idempotent` tool (nothing
+   * is left to run it again) — rather than at its `timeoutMs`. Workers send a heartbeat while they run,
+   * busy or idle, so a fleet that is only busy never fails this way: its calls wait as long as they must
+   * (bounded by their `timeoutMs`); and a worker that comes back in time (or any other) takes a lost
+   * worker's job over as ever. Choose it above the longest your fleet may be without any worker and
+   * still be expected to serve (a restart of every worker at once); `Infinity` waits for a worker as
+   * long as the call may wait.
    * @default 5000
    */
   readonly noWorkerMs?: number;
@@ -135,7 +139,7 @@ const CLOSE_MS = 2000;
  *    toolstream's own; a progress report that does not verify is dropped.
  * 3. A worker-side failure is thrown as a {@link RemoteToolError} (the result is a `tool_error` with the
  *    worker's text). A non-idempotent job whose worker died mid-body, or whose call's body already ran
- *    (a replayed job), is `outcome_unknown`; an idempotent one runs again on another worker.
+ *    (a replayed job), is `outcome_unknown`; an idempotent one runs again on another worker (none left: 8).
  * 4. A body that streams on the worker streams here: items arrive in order while it runs
  *    (`streamed: true`), none lost or duplicated. Its `ctx.progress` reports are passed to this call's
  *    `ctx.progress` (so to the pipeline's events) in order as they come, and all of them before the result.
@@ -151,8 +155,10 @@ const CLOSE_MS = 2000;
  * 8. It fails fast rather than wait for nothing. Workers send a heartbeat while they run: a job that
  *    waits `noWorkerMs` on a queue with no live worker is taken out of the queue — so no worker started
  *    later can run it — and its call fails `no_worker`, naming the queue (a fleet that is only busy
- *    waits). A Redis not reached within `connectTimeoutMs` fails the calls `redis_unreachable`, naming
- *    the address, with nothing added. At start-up, each queue is checked once and what is wrong goes
+ *    waits); a started job whose worker was lost, with no worker left for `noWorkerMs`, is taken out
+ *    once its lock lapsed, and its call is `outcome_unknown` (`no_worker` when idempotent). A Redis
+ *    not reached within `connectTimeoutMs` fails the calls `redis_unreachable`, naming the address,
+ *    with nothing added. At start-up, each queue is checked once and what is wrong goes
  *    to `onWarning`.
  *
  * A queue's connections open on its first call; one opens at once, for the start-up check. A contract's arguments travel as JSON: keep schemas
@@ -197,7 +203,7 @@ export function remoteTools(contracts: readonly ToolContract[], options: RemoteT
     return checkName('remoteTools', typeof queue === 'string' ? 'queue' : `queue(contracts[${i}])`, typeof queue === 'string' ? queue : queue(contract));
   });
   checkSlots('remoteTools', connection, prefix, queues);
-  const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, secret, reconcileMs, keepJobsMs, jobExpiryMs, noWorkerMs);
+  const fleet = new AgentFleet(new FleetConnections(connection, connectTimeoutMs), prefix, { secret, jobExpiryMs, keepJobsMs }, reconcileMs, noWorkerMs);
   const tools = contracts.map((contract, i) => markReattaching(implementTool(contract, (args: unknown, ctx) => fleet.dispatch(contract, queues[i]!, args, ctx))));
   const served = [...new Set(queues)];
   if (served.length > 0) void fleet.checkAtStart(served, onWarning);
@@ -214,10 +220,9 @@ class AgentFleet {
   constructor(
     private readonly connections: FleetConnections,
     private readonly prefix: string,
-    private readonly secret: Buffer,
+    /** What every job is signed with, and how long jobs live. */
+    private readonly terms: DispatchTerms,
     private readonly reconcileMs: number,
-    private readonly keepJobsMs: number,
-    private readonly jobExpiryMs: number,
     private readonly noWorkerMs: number,
   ) {}
 
@@ -234,28 +239,11 @@ class AgentFleet {
     }
     // Aborted while this process connected or looked the job up (before the listener below): no job, no body.
     ctx.signal.throwIfAborted();
-    const now = Date.now();
-    const timeoutMs = contract.timeoutMs;
-    const deadline = timeoutMs === undefined || timeoutMs === Infinity ? null : now + timeoutMs;
-    const unsigned: UnsignedPayload = {
-      v: PAYLOAD_VERSION,
-      tool: contract.name,
-      args,
-      callId: ctx.callId,
-      turn: ctx.turn ?? null,
-      index: ctx.index,
-      key: ctx.idempotencyKey,
-      attempt,
-      deadline,
-      expiresAt: deadline ?? now + this.jobExpiryMs,
-      keepMs: this.keepJobsMs,
-      ...traceContextOf(ctx),
-    };
-    const data = signPayload(this.secret, unsigned, { jobId, prefix: this.prefix, queue });
-    const signer = new OutcomeSigner(this.secret, { jobId, callId: ctx.callId, argsHash: argsHash(args) });
+    const data = dispatchPayload(contract, args, ctx, { jobId, prefix: this.prefix, queue, attempt }, this.terms);
+    const signer = new OutcomeSigner(this.terms.secret, { jobId, callId: ctx.callId, argsHash: argsHash(args) });
     const watch = watcher.watch(jobId);
     const progress = (watch.progress = new ProgressRelay(this.#commands!, watcher.keys.progress(jobId), signer, (value) => ctx.progress(value)));
-    const keep = { age: Math.ceil(this.keepJobsMs / 1000) };
+    const keep = { age: Math.ceil(this.terms.keepJobsMs / 1000) };
     const added = watcher.queue.add(contract.name, data, { jobId, attempts: 1, removeOnComplete: keep, removeOnFail: keep });
     const { signal } = ctx;
     // Aborted because this process lost the durable turn to another: the job is the new owner's (it
@@ -273,7 +261,7 @@ class AgentFleet {
       throw error;
     }
     watch.added = true;
-    watcher.presence.track(watch); // voided if the queue has no worker for noWorkerMs while it waits
+    watcher.presence.track(watch, contract.idempotent); // voided if the queue has no worker for noWorkerMs while it is waited for
     if (durable?.resumed === true) void watcher.reconcile([watch]); // it may have finished while no one watched
     for (;;) {
       await Promise.race([watch.settled, watch.nextChange()]);
@@ -360,7 +348,7 @@ class AgentFleet {
     // Back after a disconnect: events may have been missed meanwhile.
     let connectedBefore = false;
     commands.on('ready', () => {
-      if (connectedBefore) for (const watcher of this.#watchers.values()) void watcher.reconcile();
+      if (connectedBefore) for (const watcher of this.#watchers.values()) watcher.reconnected();
       connectedBefore = true;
     });
     return commands;
@@ -390,10 +378,4 @@ class AgentFleet {
     );
     return this.#closed;
   }
-}
-
-/** The trace context the body's tracing layer offers (`toolTracing()`), as the payload's `tc`; nothing without one. */
-function traceContextOf(ctx: ToolContext): { readonly tc?: TraceCarrier } {
-  const tc = traceCarrierOf(ctx);
-  return tc === undefined ? {} : { tc };
 }

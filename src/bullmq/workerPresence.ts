@@ -3,21 +3,37 @@ import type { FleetKeys } from './fleetKeys.js';
 import type { JobWatch } from './jobWatch.js';
 import { liveWorkers } from './workerHeartbeat.js';
 
+/** A job the agent waits for on a queue that has had no live worker for `noWorkerMs` or longer. */
+export interface UnservedJob {
+  readonly watch: JobWatch;
+  /** How long the queue has had no live worker while the agent waited for the job (ms). */
+  readonly unservedMs: number;
+  /** Whether the job's call may run again (its contract is `idempotent`). */
+  readonly idempotent: boolean;
+}
+
 /**
  * One queue's workers as an agent sees them (their heartbeats, `workerHeartbeat.ts`), and the jobs it
- * waits for there. A job is voided — taken out of the queue, so that no worker can start it, and its call
- * answered `no_worker` — once the queue has had no live worker for `noWorkerMs` while the job waited:
- * a queue whose workers are all busy has live workers, so its jobs wait as long as they must.
+ * waits for there. Once the queue has had no live worker for `noWorkerMs` while a job was waited for,
+ * the job is handed to `voidJobs`, round after round until it settles: there it is taken out of Redis
+ * — so that no worker can run it — and its call answered, whether it still waits (no worker started
+ * it) or a worker took it and was lost (its lock lapsed as well); a job whose lock is still held (a
+ * worker that closes finishes its bodies first) is left for the next round. A queue whose workers are
+ * all busy has live workers, so its jobs wait as long as they must.
  *
  * Cheap while the fleet is alive: a heartbeat read says for how long at least a worker stays alive, and
  * nothing is read again before then. With no worker, it reads every `noWorkerMs / 5` (50 ms to 1 s),
- * and only while it waits for jobs. A read that fails (Redis away) voids nothing.
+ * and only while it waits for jobs. A read that fails (Redis away) voids nothing, and time away from
+ * Redis is not time without a worker: after a reconnect, `noWorkerMs` counts from then (workers that
+ * were cut off too get that long to send a heartbeat again).
  */
 export class WorkerPresence {
   /** `performance.now()` until which a worker is known alive (a heartbeat's time to live, when read). */
   #servedUntil = -Infinity;
-  /** The jobs waited for (added, not settled), with when they were added (`performance.now()`). */
-  readonly #waiting = new Map<JobWatch, number>();
+  /** `performance.now()` of the last reconnect of the agent's connection (see {@link reconnected}). */
+  #connectedAt = -Infinity;
+  /** The jobs waited for (added, not settled): when they were added (`performance.now()`), and whether their calls may run again. */
+  readonly #tracked = new Map<JobWatch, { readonly addedAt: number; readonly idempotent: boolean }>();
   #timer: NodeJS.Timeout | undefined = undefined;
   #checking = false;
 
@@ -26,10 +42,11 @@ export class WorkerPresence {
     private readonly keys: FleetKeys,
     private readonly noWorkerMs: number,
     /**
-     * Takes the job out of the queue if no worker started it, and settles its watch `no_worker`; a
-     * job a worker took (or that ended) is left alone.
+     * Takes each job out of Redis unless a worker holds it, and settles its watch; a job that ended
+     * is settled from its state, and one a worker holds is left alone (it is handed over again next
+     * round while it stays unsettled). Rejects when Redis could not be read.
      */
-    private readonly voidJob: (watch: JobWatch, waitedMs: number) => Promise<void>,
+    private readonly voidJobs: (due: readonly UnservedJob[]) => Promise<void>,
   ) {}
 
   /** How many workers of the queue are alive now. */
@@ -41,33 +58,41 @@ export class WorkerPresence {
   }
 
   /** Watches over an added job until it settles (nothing, with `noWorkerMs: Infinity`). */
-  track(watch: JobWatch): void {
+  track(watch: JobWatch, idempotent: boolean): void {
     if (this.noWorkerMs === Infinity || watch.outcome !== undefined) return;
-    this.#waiting.set(watch, performance.now());
-    void watch.settled.then(() => this.#waiting.delete(watch));
+    this.#tracked.set(watch, { addedAt: performance.now(), idempotent });
+    void watch.settled.then(() => this.#tracked.delete(watch));
     this.#timer ??= setInterval(() => void this.#check(), Math.min(1000, Math.max(50, this.noWorkerMs / 5)));
   }
 
+  /** The agent's connection came back: the time it was away is not counted as time without a worker. */
+  reconnected(): void {
+    this.#connectedAt = performance.now();
+  }
+
   close(): void {
+    this.#stopTimer();
+    this.#tracked.clear();
+  }
+
+  #stopTimer(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#waiting.clear();
   }
 
   async #check(): Promise<void> {
-    if (this.#waiting.size === 0) return this.close();
+    if (this.#tracked.size === 0) return this.#stopTimer();
     if (this.#checking || performance.now() < this.#servedUntil) return;
     this.#checking = true;
     try {
       if ((await this.count()) > 0) return;
       const now = performance.now();
-      const due: [JobWatch, number][] = [];
-      for (const [watch, addedAt] of this.#waiting) {
-        const waited = now - Math.max(addedAt, this.#servedUntil);
-        if (waited >= this.noWorkerMs) due.push([watch, waited]);
+      const due: UnservedJob[] = [];
+      for (const [watch, { addedAt, idempotent }] of this.#tracked) {
+        const unservedMs = now - Math.max(addedAt, this.#servedUntil, this.#connectedAt);
+        if (unservedMs >= this.noWorkerMs) due.push({ watch, unservedMs, idempotent });
       }
-      // Voided, or found started by a worker: not a candidate again. (One that failed is tried next round.)
-      await Promise.all(due.map(([watch, waited]) => this.voidJob(watch, waited).then(() => this.#waiting.delete(watch), () => undefined)));
+      if (due.length > 0) await this.voidJobs(due); // each stays tracked until it settles
     } catch {
       // Redis away: nothing is voided; the next round reads again.
     } finally {
