@@ -5,7 +5,7 @@ import type { ExecuteMiddleware } from './execute.js';
 import type { JsonValue } from './json.js';
 import type { ResultMiddleware } from './resultChain.js';
 import type { ResolvedRetry, RetryOptions } from './retry.js';
-import type { Limiter, LimitOptions, RateLimiter, RateLimitOptions, ScheduleFacts, ToolStart } from './schedule.js';
+import type { Limiter, LimitOptions, RateLimiter, RateLimitOptions, ResolvedLimit, ResolvedRateLimit, ScheduleFacts, ToolStart } from './schedule.js';
 
 /**
  * How a tool may overlap with others.
@@ -104,7 +104,10 @@ export interface ToolContext {
 export type ToolOutput<T> = T | PromiseLike<T> | Observable<T> | AsyncIterable<T>;
 
 /**
- * The definition of a tool, as given to {@link defineTool}.
+ * The definition of a tool, as given to {@link defineTool}. The optional fields also take `undefined`,
+ * and `retry`, `limit` and `rateLimit` their resolved forms, as a {@link Tool} holds them: another tool
+ * spread into a definition (`defineTool({ ...tool, timeoutMs: 5_000 })`) holds under
+ * `exactOptionalPropertyTypes`, and keeps that tool's limiters (the two share their limits).
  *
  * @typeParam Input - the zod schema of the arguments (zod 4 classic or mini).
  */
@@ -116,19 +119,19 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
   /** The zod schema of the arguments. The body receives its parsed output. */
   readonly input: Input;
   /** @default 'exclusive' */
-  readonly mode?: ToolMode;
+  readonly mode?: ToolMode | undefined;
   /**
    * Abort the body and fail the call (`timeout`) after this many milliseconds; `Infinity` for no limit
    * (for tools that legitimately run for hours and honour their signal).
    * @default the pipeline's `defaultTimeoutMs` (5 minutes unless set)
    */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
   /**
    * What a failure of this tool does to the other unfinished calls of its turn; overrides the
    * pipeline's `onError`. @default the pipeline's `onError`, else by `mode`: `'continue'` for a parallel
    * tool, `'cancel-rest'` for an exclusive one
    */
-  readonly onError?: OnError;
+  readonly onError?: OnError | undefined;
   /**
    * Safe to run again for the same call: a durable turn resumed after a crash re-runs a call of this
    * tool that had started and not finished (otherwise it is answered `outcome_unknown` and never runs
@@ -136,7 +139,7 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * `ctx.callId`).
    * @default false
    */
-  readonly idempotent?: boolean;
+  readonly idempotent?: boolean | undefined;
   /**
    * Run a failed body again (a throw, a rejection, a stream error, or a timeout), up to
    * `retry.attempts` bodies in all, after a growing delay. Allowed only for an `idempotent: true` tool,
@@ -145,7 +148,7 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * its trace holds each failed attempt's error. See {@link RetryOptions}.
    * @default no retry
    */
-  readonly retry?: RetryOptions;
+  readonly retry?: RetryOptions | ResolvedRetry | undefined;
   /**
    * At most this many bodies of the tool at once (or per `key(args)` value), across every turn of every
    * pipeline that runs it; a shared {@link Limiter} caps several tools together. A call waiting for
@@ -154,7 +157,7 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * never the body's timeout. See `createLimiter`.
    * @default no limit beyond the pipeline's `concurrency`
    */
-  readonly limit?: Limiter | LimitOptions<SchemaOutput<Input>>;
+  readonly limit?: Limiter | LimitOptions<SchemaOutput<Input>> | ResolvedLimit<SchemaOutput<Input>> | undefined;
   /**
    * At most `max` bodies of the tool start in any window of `perMs` milliseconds (or per `key(args)`
    * value), across every turn of every pipeline that runs it; a shared {@link RateLimiter} is one quota
@@ -164,7 +167,7 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * and the token is spent only when its body starts. See `createRateLimiter`.
    * @default no rate limit
    */
-  readonly rateLimit?: RateLimiter | RateLimitOptions<SchemaOutput<Input>>;
+  readonly rateLimit?: RateLimiter | RateLimitOptions<SchemaOutput<Input>> | ResolvedRateLimit<SchemaOutput<Input>> | undefined;
   /**
    * When its calls may start. `'eager'`: as soon as the pool admits them, while the model may still be
    * streaming the rest of its response — right for reads, which lose nothing if the response breaks
@@ -176,14 +179,14 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * `after-response` call waits at the head, so calls keep their order.
    * @default 'eager'
    */
-  readonly start?: ToolStart;
+  readonly start?: ToolStart | undefined;
   /**
    * Middleware of this tool's own: `execute` around each attempt of its body, inside the pipeline's
    * `execute` (a cache of one tool); `result` over each of its results, inside the pipeline's `result`.
    * See {@link ExecuteMiddleware} and {@link ResultMiddleware}.
    * @default none
    */
-  readonly chains?: ToolChains<SchemaOutput<Input>>;
+  readonly chains?: ToolChains<SchemaOutput<Input>> | undefined;
   /** The body. It should honour `ctx.signal`. */
   readonly execute: (args: SchemaOutput<Input>, ctx: ToolContext) => ToolOutput<Output>;
   /**
@@ -192,7 +195,7 @@ export interface ToolDefinition<Input extends $ZodType = $ZodType, Output = unkn
    * `invalid_output` error. Not used for streamed output.
    * @default strings as they are, anything else as JSON
    */
-  readonly render?: Render<Output>;
+  readonly render?: Render<Output> | undefined;
 }
 
 /**
@@ -229,8 +232,10 @@ export interface ToolChains<Args = unknown> {
 
 /** A validated, frozen tool, ready for a pipeline. Build one with {@link defineTool}. */
 export interface Tool<Input extends $ZodType = $ZodType, Output = unknown>
-  extends Required<Omit<ToolDefinition<Input, Output>, 'timeoutMs' | 'onError' | 'render' | 'retry' | 'chains' | keyof ScheduleFacts>>,
+  extends Required<Omit<ToolDefinition<Input, Output>, 'mode' | 'idempotent' | 'timeoutMs' | 'onError' | 'render' | 'retry' | 'chains' | keyof ScheduleFacts>>,
     ScheduleFacts<SchemaOutput<Input>> {
+  readonly mode: ToolMode;
+  readonly idempotent: boolean;
   /** The tool's own middleware (frozen copies of the lists it was given); undefined for none. */
   readonly chains: ToolChains<SchemaOutput<Input>> | undefined;
   readonly timeoutMs: number | undefined;
