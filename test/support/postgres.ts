@@ -78,9 +78,32 @@ export function requirePostgres(): void {
   if (process.env['CI'] === 'true' && !postgresAvailable()) throw new Error(`CI=true but ${POSTGRES_MISSING}`);
 }
 
+/** The schema names {@link testSchema} gave in this test file (each file has its own module instance). */
+const madeSchemas = new Set<string>();
+
 /** A fresh schema name for one test (or one file): tests sharing a server never see each other's tables. */
 export function testSchema(prefix = 'ts'): string {
-  return `${prefix}_${randomBytes(6).toString('hex')}`;
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  madeSchemas.add(schema);
+  return schema;
+}
+
+/**
+ * Drops every schema {@link testSchema} named in this file, on the server at `url`: for a file's
+ * `afterAll`, so that a long-lived server given as `TOOLSTREAM_POSTGRES_URL` does not collect them
+ * (a server the tests started is deleted anyway).
+ */
+export async function dropTestSchemas(url: string): Promise<void> {
+  if (madeSchemas.size === 0) return;
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const schema of madeSchemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    madeSchemas.clear();
+  } finally {
+    await client.end();
+  }
 }
 
 /** A free TCP port on the loopback interface (for a server a test starts: PostgreSQL, PgBouncer). */

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { createPipeline, defineTool } from '../../../src/index.js';
 import { postgresJournal } from '../../../src/durable/postgres/index.js';
 import { openPostgresJournal } from '../../../src/durable/postgres/postgresJournal.js';
-import { freePort, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
+import { freePort, postgresMissing, requirePostgres, startPostgres, testSchema, dropTestSchemas, type TestPostgres } from '../../support/postgres.js';
 import { skippedBecause } from '../../support/skip.js';
 import { READY_MS } from '../../support/timing.js';
 import { journalStoreContract } from '../journalStoreContract.js';
@@ -102,6 +102,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await bouncer?.stop();
+  if (server !== undefined) await dropTestSchemas(server.url);
   await server?.stop();
 });
 

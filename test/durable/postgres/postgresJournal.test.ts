@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ConfigError, createPipeline, defineTool, DurableTurnError } from '../../../src/index.js';
 import { postgresJournal, postgresJournalSchema, PostgresJournalError } from '../../../src/durable/postgres/index.js';
 import { openPostgresJournal } from '../../../src/durable/postgres/postgresJournal.js';
-import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
+import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, dropTestSchemas, type TestPostgres } from '../../support/postgres.js';
 import { skippedBecause } from '../../support/skip.js';
 import { journalStoreContract } from '../journalStoreContract.js';
 
@@ -25,6 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await admin?.end();
+  if (server !== undefined) await dropTestSchemas(server.url);
   await server?.stop();
 });
 
