@@ -19,12 +19,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { redisJournal, type RedisJournal } from '../../src/bullmq/index.js';
 import { foldTurn } from '../../src/durable/turnState.js';
-import { checkResumed, checkWriteAhead, goThenKill } from '../durable/sqlite/crashChecks.js';
+import { checkResumed, checkWriteAhead, killConnected, killTrials } from '../durable/sqlite/crashChecks.js';
 import { crashPipeline, LEASE_MS } from '../durable/sqlite/crashTools.js';
 import { buildChild, startChild } from '../durable/sqlite/processes.js';
 import { REDIS_MISSING, redisAvailable, requireRedis, startRedis, type TestRedis } from '../support/redis.js';
@@ -77,21 +76,9 @@ describe.skipIf(!available)(`SIGKILL a process mid-turn, resume from another (re
 
   const connectionsOf = async (name: string) => String(await raw.client('LIST')).split('\n').filter((line) => line.includes(` name=${name} `)).length;
 
-  /** Waits until Redis has dropped the dead driver's connections: whatever it had sent has run. */
-  async function connectionsGone(name: string) {
-    for (let polls = 0; ; polls++) {
-      if ((await connectionsOf(name)) === 0) return;
-      expect(polls, `the connections of ${name} outlived it`).toBeLessThan(1000);
-      await sleep(10);
-    }
-  }
-
   async function trial(spawned: ReturnType<typeof spawnDriver>, delay: number) {
-    const { turn, marks, driver } = spawned;
-    await spawned.ready;
-    expect(await connectionsOf(spawned.name), 'a ready driver is connected under its name').toBeGreaterThan(0);
-    const killed = await goThenKill(driver, spawned.ready, delay);
-    await connectionsGone(spawned.name);
+    const { turn, marks } = spawned;
+    const killed = await killConnected(spawned, delay, connectionsOf);
 
     const journaled = foldTurn(await store.read(turn));
     const { before, context } = checkWriteAhead(journaled, marks, { turn, delay });
@@ -120,25 +107,7 @@ describe.skipIf(!available)(`SIGKILL a process mid-turn, resume from another (re
   // About 10 s on an idle machine; each trial starts a node process, so on a busy one (load 25 on two
   // cores) it took over the suite's 120 s: a ceiling only a hang reaches.
   it(`nothing that started runs twice, every call is answered — over ${KILLS} kills`, { timeout: 300_000 }, async () => {
-    let kills = 0;
-    let trials = 0;
-    let withUnfinished = 0;
-    let refusals = 0;
-    const covered = () => kills >= KILLS && withUnfinished >= KILLS / 5 && refusals >= KILLS / 2;
-    let next = spawnDriver(trials++);
-    try {
-      while (!covered() && trials < KILLS * 6) {
-        const current = next;
-        next = spawnDriver(trials++); // starts while this trial runs
-        const outcome = await trial(current, Math.random() * MAX_DELAY_MS);
-        if (outcome.killed) kills++;
-        if (outcome.unfinished > 0) withUnfinished++;
-        if (outcome.refused) refusals++;
-      }
-    } finally {
-      next.driver.process.kill('SIGKILL'); // the spare, never told to go
-      await next.driver.exited;
-    }
+    const { trials, kills, withUnfinished, refusals } = await killTrials(KILLS, spawnDriver, trial, MAX_DELAY_MS);
     console.log(`SIGKILL on redisJournal: ${trials} children, ${kills} killed before their turn was done, ${withUnfinished} with calls started and unfinished, ${refusals} resumes refused while the lease was live`);
     expect(kills).toBeGreaterThanOrEqual(KILLS);
     expect(withUnfinished).toBeGreaterThanOrEqual(KILLS / 5);

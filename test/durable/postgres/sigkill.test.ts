@@ -20,14 +20,13 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldTurn } from '../../../src/durable/turnState.js';
 import { postgresJournal, type PostgresJournal } from '../../../src/durable/postgres/index.js';
 import { postgresAvailable, postgresMissing, requirePostgres, startPostgres, testSchema, type TestPostgres } from '../../support/postgres.js';
 import { skippedBecause } from '../../support/skip.js';
-import { checkResumed, checkWriteAhead, goThenKill } from '../sqlite/crashChecks.js';
+import { checkResumed, checkWriteAhead, killConnected, killTrials } from '../sqlite/crashChecks.js';
 import { crashPipeline } from '../sqlite/crashTools.js';
 import { buildChild, startChild } from '../sqlite/processes.js';
 
@@ -71,27 +70,15 @@ describe.skipIf(!available)(skippedBecause('SIGKILL a process mid-turn, resume f
     const driver = startChild(child.script, ['drive', url.href, schema, marks, turn]);
     const ready = driver.nextLine();
     ready.catch(() => undefined); // a spare killed before it was ready: nobody waits for it
-    return { turn, marks, driver, ready, application: `toolstream-sigkill-${n}` };
+    return { turn, marks, driver, ready, name: `toolstream-sigkill-${n}` };
   }
 
   const backendsOf = async (application: string) =>
     (await raw.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [application])).rows[0]!.n;
 
-  /** Waits until no backend serves the dead driver: whatever it had sent is committed or rolled back. */
-  async function backendsGone(application: string) {
-    for (let polls = 0; ; polls++) {
-      if ((await backendsOf(application)) === 0) return;
-      expect(polls, `the backends of ${application} outlived it`).toBeLessThan(1000);
-      await sleep(10);
-    }
-  }
-
   async function trial(spawned: ReturnType<typeof spawnDriver>, delay: number) {
-    const { turn, marks, driver } = spawned;
-    await spawned.ready;
-    expect(await backendsOf(spawned.application), 'a ready driver is connected under its name').toBeGreaterThan(0);
-    const killed = await goThenKill(driver, spawned.ready, delay);
-    await backendsGone(spawned.application);
+    const { turn, marks } = spawned;
+    const killed = await killConnected(spawned, delay, backendsOf);
 
     const journaled = foldTurn(await store.read(turn));
     const { before, context } = checkWriteAhead(journaled, marks, { turn, delay });
@@ -112,25 +99,7 @@ describe.skipIf(!available)(skippedBecause('SIGKILL a process mid-turn, resume f
   }
 
   it(`nothing that started runs twice, every call is answered — over ${KILLS} kills`, { timeout: 300_000 }, async () => {
-    let kills = 0;
-    let trials = 0;
-    let withUnfinished = 0;
-    let refusals = 0;
-    const covered = () => kills >= KILLS && withUnfinished >= KILLS / 5 && refusals >= KILLS / 2;
-    let next = spawnDriver(trials++);
-    try {
-      while (!covered() && trials < KILLS * 6) {
-        const current = next;
-        next = spawnDriver(trials++); // starts while this trial runs
-        const outcome = await trial(current, Math.random() * MAX_DELAY_MS);
-        if (outcome.killed) kills++;
-        if (outcome.unfinished > 0) withUnfinished++;
-        if (outcome.refused) refusals++;
-      }
-    } finally {
-      next.driver.process.kill('SIGKILL'); // the spare, never told to go
-      await next.driver.exited;
-    }
+    const { trials, kills, withUnfinished, refusals } = await killTrials(KILLS, spawnDriver, trial, MAX_DELAY_MS);
     console.log(`SIGKILL on postgresJournal: ${trials} children, ${kills} killed before their turn was done, ${withUnfinished} with calls started and unfinished, ${refusals} resumes refused while the lease was live`);
     expect(kills).toBeGreaterThanOrEqual(KILLS);
     expect(withUnfinished).toBeGreaterThanOrEqual(KILLS / 5);

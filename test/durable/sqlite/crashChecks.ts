@@ -28,6 +28,66 @@ export async function goThenKill(driver: Child, ready: Promise<string>, delay: n
 }
 
 /**
+ * {@link goThenKill} for a driver whose store is a server: first checks that the ready driver shows up
+ * under its own name (`connections` counts the server's connections of it, so the wait below cannot pass
+ * without waiting), then, after the kill, waits until the server has dropped them all. A server finishes
+ * what a dead client had sent before it notices the closed socket (PostgreSQL commits an append it
+ * received; Redis runs a command), so a journal read sooner could see a call unfinished that the dead
+ * driver's last append then finishes.
+ */
+export async function killConnected(spawned: { readonly driver: Child; readonly ready: Promise<string>; readonly name: string }, delay: number, connections: (name: string) => Promise<number>): Promise<boolean> {
+  const { driver, ready, name } = spawned;
+  await ready;
+  expect(await connections(name), 'a ready driver is connected under its name').toBeGreaterThan(0);
+  const killed = await goThenKill(driver, ready, delay);
+  for (let polls = 0; (await connections(name)) > 0; polls++) {
+    expect(polls, `the connections of ${name} outlived it`).toBeLessThan(1000);
+    await sleep(10);
+  }
+  return killed;
+}
+
+/** What {@link killTrials} counted. */
+export interface KillCounts {
+  readonly trials: number;
+  /** Kills that landed before the turn was done (a driver that finished first is not counted). */
+  readonly kills: number;
+  readonly withUnfinished: number;
+  readonly refusals: number;
+}
+
+/**
+ * Runs kill trials one after another, each next driver spawned while the trial before runs, until the
+ * kills have landed where it matters — `kills` of them, a fifth of those with bodies started and not
+ * finished, half while the lease was live — however the machine's timing spreads them (more trials,
+ * never a weaker check; at most `kills × 6`). The spare left at the end is killed.
+ */
+export async function killTrials<S extends { readonly driver: Child }>(
+  kills: number,
+  spawn: (n: number) => S,
+  trial: (spawned: S, delay: number) => Promise<{ readonly killed: boolean; readonly unfinished: number; readonly refused: boolean }>,
+  maxDelayMs: number,
+): Promise<KillCounts> {
+  const counts = { trials: 0, kills: 0, withUnfinished: 0, refusals: 0 };
+  const covered = () => counts.kills >= kills && counts.withUnfinished >= kills / 5 && counts.refusals >= kills / 2;
+  let next = spawn(counts.trials++);
+  try {
+    while (!covered() && counts.trials < kills * 6) {
+      const current = next;
+      next = spawn(counts.trials++); // starts while this trial runs
+      const outcome = await trial(current, Math.random() * maxDelayMs);
+      if (outcome.killed) counts.kills++;
+      if (outcome.unfinished > 0) counts.withUnfinished++;
+      if (outcome.refused) counts.refusals++;
+    }
+  } finally {
+    next.driver.process.kill('SIGKILL'); // the spare, never told to go
+    await next.driver.exited;
+  }
+  return counts;
+}
+
+/**
  * Right after a kill: every body that left its mark has its `started` record (written ahead of the
  * body), and none ran twice. Returns the marks, and a description of the trial for failure messages.
  */
