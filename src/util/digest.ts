@@ -21,14 +21,10 @@ export function sha256Base64Url(text: string): string {
   return toBase64Url(sha256(utf8(text)));
 }
 
-/** HMAC-SHA256 of `text` (UTF-8) under `key`, base64url without padding. */
-export function hmacBase64Url(key: Uint8Array, text: string): string {
-  return toBase64Url(hmac(sha256, key, utf8(text)));
-}
-
 /**
- * {@link hmacBase64Url} under one key, for a key that signs many texts (an approval secret): the key's
- * setup (its inner and outer pads hashed) is done once here, and each text costs only its own blocks.
+ * HMAC-SHA256 under `key` of each text given (UTF-8), base64url without padding. For a key that signs
+ * many texts (an approval secret): the key's setup (its inner and outer pads hashed) is done once here,
+ * and each text costs only its own blocks.
  */
 export function hmacSigner(key: Uint8Array): (text: string) => string {
   const keyed = hmac.create(sha256, key); // copies what it needs of the key: later changes to `key` don't reach it
