@@ -97,7 +97,14 @@ describe('unsubscribing stops everything and leaves nothing behind', () => {
 
   it('(b) while calls await approval: the approver’s signals abort, a late approval starts nothing', async () => {
     const approverSignals: AbortSignal[] = [];
-    const approve: Approver = async (_request, signal) => (approverSignals.push(signal), await sleep(20), 'allowed-once');
+    // Each approval comes late by construction: only once its signal has aborted (the unsubscribe). A
+    // timed one (20 ms) could come before the unsubscribe on a loaded machine, where the test's 5 ms
+    // wait took longer, and then 'a' started (CI, load 9).
+    const approve: Approver = async (_request, signal) => {
+      approverSignals.push(signal);
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      return 'allowed-once';
+    };
     const outcome = await unsubscribeMidway([p('a'), p('b'), x('c')], { defaultDecision: 'ask', approve, approvalTimeoutMs: 1000 });
     expect(outcome.startedBefore).toEqual([]);
     expect(approverSignals).toHaveLength(3);

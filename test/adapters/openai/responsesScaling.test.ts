@@ -49,6 +49,12 @@ describe('fromOpenAIResponsesStream: cost is linear in the calls open at once', 
     const small = manyOpenCalls(5_000, ending);
     time(small, 5_000); // warm-up
     const smallMs = Math.min(time(small, 5_000), time(small, 5_000), time(small, 5_000)); // the least disturbed of three
-    expect(time(manyOpenCalls(50_000, ending), 50_000, 30 * smallMs) / smallMs).toBeLessThan(30);
+    // The larger one, like the smaller, the less disturbed of its tries: a second only when the first went
+    // over (once at load 9, beside a second test run). A quadratic scan is over on every try.
+    const large = manyOpenCalls(50_000, ending);
+    const tryLarge = () => time(large, 50_000, 30 * smallMs);
+    const first = tryLarge();
+    const largeMs = first < 30 * smallMs ? first : Math.min(first, tryLarge());
+    expect(largeMs / smallMs).toBeLessThan(30);
   });
 });
